@@ -1,0 +1,21 @@
+// Matrix products between model weights (any supported dtype, kept in their
+// stored format) and float32 activations. The implementation picks the best
+// ISA available at start-up (see kernels/cpu_features.h).
+#pragma once
+#include <cstdint>
+
+#include "tensor/tensor.h"
+#include "util/thread_pool.h"
+
+namespace db::kernels {
+
+// Y[t, o] = sum_i W[o, i] * X[t, i] for t < n_tokens, o < W.rows().
+// W: {out, in} weight (F32, F16, BF16, Q4_0, Q4_1, Q8_0, Q4_K, Q5_K, Q6_K);
+// X: n_tokens rows of in = W.cols() floats, contiguous; Y: n_tokens rows of out floats.
+// Each weight block is read once per call for all tokens (tiled over tokens).
+void matmul(const TensorView& W, const float* X, int64_t n_tokens, float* Y, ThreadPool& pool);
+
+// Dequantizes row r of W (W.cols() elements) into dst; used for embedding lookups.
+void dequantize_row(const TensorView& W, int64_t r, float* dst);
+
+}  // namespace db::kernels
