@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Sets up everything deepbatch needs on a fresh Debian machine (run as root):
+# system packages, the default model in models/, and a Release build in build/.
+# Re-running is fast and harmless: each step checks before it acts.
+#
+#   scripts/setup.sh [--no-build]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(
+  build-essential cmake ninja-build pkg-config git ca-certificates unzip
+  nlohmann-json3-dev libpcre2-dev libcli11-dev libxxhash-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  python3 python3-pip
+)
+
+log() { echo "[setup] $*"; }
+
+install_packages() {
+  local missing=()
+  for p in "${APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  # python3/pip may come from elsewhere than Debian (e.g. a managed interpreter): accept a working one.
+  if command -v python3 >/dev/null && python3 -m pip --version >/dev/null 2>&1; then
+    local keep=()
+    for p in "${missing[@]}"; do [[ "$p" == python3 || "$p" == python3-pip ]] || keep+=("$p"); done
+    missing=("${keep[@]}")
+  fi
+  if ((${#missing[@]})); then
+    log "installing Debian packages: ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  else
+    log "Debian packages present"
+  fi
+}
+
+build() {
+  local dir=$1; shift
+  cmake -S . -B "$dir" -G Ninja "$@" >/dev/null
+  ninja -C "$dir"
+}
+
+install_packages
+bash scripts/fetch_default_model.sh
+if [[ "${1:-}" != "--no-build" ]]; then
+  log "building Release in build/"
+  build build -DCMAKE_BUILD_TYPE=Release
+fi

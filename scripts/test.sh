@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Sets up everything and runs the whole test suite:
+#  1. Release build, all tests (unit + integration with the real default model);
+#  2. AddressSanitizer + UndefinedBehaviorSanitizer build, unit tests.
+# Fails loudly (non-zero exit) when anything is missing or any test fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/setup.sh --no-build
+
+jobs=$(nproc)
+echo "[test] Release build"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+ninja -C build -j"$jobs"
+echo "[test] all tests (Release)"
+ctest --test-dir build --output-on-failure -j"$jobs" --timeout 900
+
+echo "[test] sanitizer build (ASan + UBSan)"
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDB_SANITIZE=ON >/dev/null
+ninja -C build-asan -j"$jobs"
+echo "[test] unit tests under ASan + UBSan"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure -j"$jobs" -L unit --timeout 900
