@@ -1,0 +1,63 @@
+#include "cli_options.h"
+
+#include <thread>
+
+#include "util/error.h"
+
+namespace db::cli {
+
+void add_model_options(CLI::App& app, ModelOptions& o) {
+  app.add_option("-m,--model", o.model, "Model: a .gguf file or a Hugging Face checkpoint directory")->required();
+  app.add_option("-t,--threads", o.threads, "Compute threads (0 = all cores)")->capture_default_str();
+  app.add_option("--block-size", o.block_size, "KV cache block size in tokens")
+      ->check(CLI::IsMember({16, 32, 64}))
+      ->capture_default_str();
+  app.add_option("--kv-dtype", o.kv_dtype, "KV cache element type")
+      ->check(CLI::IsMember({"f16", "bf16", "f32"}))
+      ->capture_default_str();
+}
+
+void add_sampling_options(CLI::App& app, SamplingOptions& o) {
+  app.add_option("-n,--max-tokens", o.max_tokens, "Tokens to generate at most")->capture_default_str();
+  app.add_option("--temp,--temperature", o.temperature, "Sampling temperature (0 = greedy)")->capture_default_str();
+  app.add_option("--top-k", o.top_k, "Keep the k most likely tokens (0 = off)")->capture_default_str();
+  app.add_option("--top-p", o.top_p, "Nucleus sampling mass")->capture_default_str();
+  app.add_option("--min-p", o.min_p, "Drop tokens below min-p times the top probability")->capture_default_str();
+  app.add_option("--repetition-penalty", o.repetition_penalty, "Penalty for tokens already in prompt or output")
+      ->capture_default_str();
+  app.add_option("--presence-penalty", o.presence_penalty, "Penalty for tokens present in the output")
+      ->capture_default_str();
+  app.add_option("--frequency-penalty", o.frequency_penalty, "Penalty per occurrence in the output")
+      ->capture_default_str();
+  app.add_option("--seed", o.seed, "Random seed (same seed, same text)");
+  app.add_flag("--ignore-eos", o.ignore_eos, "Do not stop at end-of-generation tokens");
+}
+
+SamplingParams to_sampling_params(const SamplingOptions& o) {
+  SamplingParams p;
+  p.temperature = o.temperature;
+  p.top_k = o.top_k;
+  p.top_p = o.top_p;
+  p.min_p = o.min_p;
+  p.repetition_penalty = o.repetition_penalty;
+  p.presence_penalty = o.presence_penalty;
+  p.frequency_penalty = o.frequency_penalty;
+  p.seed = o.seed;
+  p.validate();
+  if (o.max_tokens < 1) throw Error("--max-tokens must be at least 1, got " + std::to_string(o.max_tokens));
+  return p;
+}
+
+DType parse_kv_dtype(const std::string& s) {
+  if (s == "f16") return DType::F16;
+  if (s == "bf16") return DType::BF16;
+  if (s == "f32") return DType::F32;
+  throw Error("--kv-dtype must be f16, bf16 or f32, got '" + s + "'");
+}
+
+int resolve_threads(int threads) {
+  if (threads > 0) return threads;
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+}  // namespace db::cli

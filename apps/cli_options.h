@@ -1,0 +1,43 @@
+// Command-line options shared by several deepbatch subcommands.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "sample/sampling_params.h"
+#include "tensor/dtype.h"
+
+namespace db::cli {
+
+struct ModelOptions {
+  std::string model;            // .gguf file or Hugging Face checkpoint directory
+  int threads = 0;              // compute threads; 0 = all cores
+  int block_size = 16;          // KV block size in tokens
+  std::string kv_dtype = "f16";  // KV cache element type: f16, bf16, f32
+};
+
+struct SamplingOptions {
+  float temperature = 0.0f;  // CLI default is greedy
+  int32_t top_k = 0;
+  float top_p = 1.0f;
+  float min_p = 0.0f;
+  float repetition_penalty = 1.0f;
+  float presence_penalty = 0.0f;
+  float frequency_penalty = 0.0f;
+  std::optional<uint64_t> seed;
+  int32_t max_tokens = 128;
+  bool ignore_eos = false;
+};
+
+void add_model_options(CLI::App& app, ModelOptions& o);
+void add_sampling_options(CLI::App& app, SamplingOptions& o);
+
+// Validated sampling parameters; throws db::Error naming the bad option.
+SamplingParams to_sampling_params(const SamplingOptions& o);
+// "f16" | "bf16" | "f32" -> DType; throws db::Error otherwise.
+DType parse_kv_dtype(const std::string& s);
+// Threads to use: o.threads, or the number of online cores when 0.
+int resolve_threads(int threads);
+
+}  // namespace db::cli

@@ -1,0 +1,82 @@
+#include "runner/model_bundle.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "chat/chat_template.h"
+#include "io/gguf.h"
+#include "util/error.h"
+
+namespace db {
+
+namespace {
+
+// The chat template of an HF checkpoint: tokenizer_config.json's "chat_template",
+// either a string or a list of {name, template} (the one named "default").
+std::optional<std::string> hf_chat_template(const std::filesystem::path& dir) {
+  const auto path = dir / "tokenizer_config.json";
+  if (!std::filesystem::exists(path)) return std::nullopt;
+  std::ifstream in(path);
+  nlohmann::json cfg;
+  try {
+    cfg = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(path.string() + ": invalid JSON: " + e.what());
+  }
+  auto it = cfg.find("chat_template");
+  if (it == cfg.end() || it->is_null()) return std::nullopt;
+  if (it->is_string()) return it->get<std::string>();
+  if (it->is_array())
+    for (const auto& t : *it)
+      if (t.value("name", "") == "default" && t.contains("template")) return t["template"].get<std::string>();
+  throw Error(path.string() + ": chat_template must be a string or a list with a \"default\" entry");
+}
+
+}  // namespace
+
+ModelBundle::~ModelBundle() = default;
+
+std::unique_ptr<ModelBundle> ModelBundle::open(const std::string& path) {
+  std::unique_ptr<ModelBundle> b(new ModelBundle());
+  b->model_ = load_model(path);
+  std::optional<std::string> tmpl;
+  if (std::filesystem::is_directory(path)) {
+    b->tokenizer_ = Tokenizer::from_hf_dir(path);
+    tmpl = hf_chat_template(path);
+  } else {
+    auto gguf = GGUFFile::open(path);
+    b->tokenizer_ = Tokenizer::from_gguf(*gguf);
+    tmpl = gguf->opt_string("tokenizer.chat_template");
+  }
+  if (tmpl) {
+    try {
+      b->chat_ = std::make_unique<chat::ChatTemplate>(chat::ChatTemplate::parse(*tmpl));
+    } catch (const Error& e) {
+      throw Error(path + ": chat template: " + e.what());
+    }
+  }
+  const Tokenizer& tok = *b->tokenizer_;
+  if (tok.bos_id() >= 0) b->bos_text_ = tok.token_text(tok.bos_id());
+  if (tok.eos_id() >= 0) b->eos_text_ = tok.token_text(tok.eos_id());
+  return b;
+}
+
+std::string ModelBundle::render_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
+  if (!chat_) throw Error("the model has no chat template");
+  nlohmann::ordered_json msgs = nlohmann::ordered_json::array();
+  for (const ChatMessage& m : messages) msgs.push_back({{"role", m.role}, {"content", m.content}});
+  return chat::apply_chat_template(*chat_, msgs, add_generation_prompt, bos_text_, eos_text_);
+}
+
+std::vector<int32_t> ModelBundle::encode_prompt(const std::string& text) const {
+  return tokenizer_->encode(text, /*add_special=*/true, /*parse_special=*/true);
+}
+
+std::vector<int32_t> ModelBundle::encode_chat(const std::vector<ChatMessage>& messages) const {
+  return tokenizer_->encode(render_chat(messages, /*add_generation_prompt=*/true), /*add_special=*/false,
+                            /*parse_special=*/true);
+}
+
+}  // namespace db

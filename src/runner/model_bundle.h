@@ -1,0 +1,49 @@
+// Everything needed to turn text into text with one model: the network, its
+// tokenizer and its chat template, opened from one GGUF file or one Hugging
+// Face checkpoint directory.
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/model.h"
+#include "tokenizer/tokenizer.h"
+
+namespace db {
+
+namespace chat {
+class ChatTemplate;
+}
+
+struct ChatMessage {
+  std::string role;     // "system", "user" or "assistant"
+  std::string content;  // message text
+};
+
+class ModelBundle {
+ public:
+  // Throws db::Error naming the file when the model, tokenizer or template cannot be read.
+  static std::unique_ptr<ModelBundle> open(const std::string& path);
+  ~ModelBundle();
+
+  Model& model() { return *model_; }
+  const Tokenizer& tokenizer() const { return *tokenizer_; }
+  bool has_chat_template() const { return chat_ != nullptr; }
+  // The conversation rendered by the model's chat template (throws db::Error when
+  // the model has none or the template raises).
+  std::string render_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const;
+  // Prompt ids for raw text: BOS/EOS added as the model asks, special tokens parsed.
+  std::vector<int32_t> encode_prompt(const std::string& text) const;
+  // Prompt ids for a conversation: the rendered template already holds any BOS.
+  std::vector<int32_t> encode_chat(const std::vector<ChatMessage>& messages) const;
+
+ private:
+  ModelBundle() = default;
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+  std::unique_ptr<chat::ChatTemplate> chat_;
+  std::string bos_text_, eos_text_;  // values of bos_token / eos_token in the template
+};
+
+}  // namespace db
