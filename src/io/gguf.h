@@ -4,7 +4,10 @@
 // Contract: `GGUFFile::open` either returns a fully validated file or throws
 // db::Error naming the file, the key or tensor, what was expected and what was
 // found. Every offset and size is bounds-checked against the file size, so a
-// truncated or corrupt file never reads out of bounds.
+// truncated or corrupt file never reads out of bounds, and every count is checked
+// against the bytes left before anything is allocated for it. Limits: metadata
+// arrays nest at most 16 levels and hold at most 2^23 elements over the whole file;
+// tensors have at most 4 dimensions. Version 1 files and big-endian files are rejected.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -23,21 +26,26 @@ enum class GGUFType : uint32_t {
   UINT8 = 0, INT8 = 1, UINT16 = 2, INT16 = 3, UINT32 = 4, INT32 = 5, FLOAT32 = 6,
   BOOL = 7, STRING = 8, ARRAY = 9, UINT64 = 10, INT64 = 11, FLOAT64 = 12,
 };
+// "UINT32", "STRING", ...; "type#N" for ids outside the enum.
 std::string gguf_type_name(GGUFType t);
 
 // One metadata value. Arrays hold their element type and elements; nested arrays are allowed.
+// The alternative held in `v` follows `type`: UINT* -> uint64_t, INT* -> int64_t,
+// FLOAT* -> double, BOOL -> bool, STRING -> std::string, ARRAY -> std::vector<GGUFValue>.
 struct GGUFValue {
   GGUFType type = GGUFType::UINT8;
   std::variant<uint64_t, int64_t, double, bool, std::string, std::vector<GGUFValue>> v;
   GGUFType array_type = GGUFType::UINT8;  // element type when type == ARRAY
 };
+// `gguf_type_name(v.type)`, with the element type for arrays: "ARRAY[STRING]".
+std::string gguf_value_type_name(const GGUFValue& v);
 
 struct GGUFTensorInfo {
   std::string name;
   DType dtype;
   std::vector<int64_t> shape;  // outermost first (GGUF stores ne[] innermost first; reversed here)
   uint64_t offset = 0;         // relative to the start of the data section
-  size_t nbytes = 0;
+  size_t nbytes = 0;           // bytes of tensor data: row_bytes(dtype, shape.back()) * rows
 };
 
 class GGUFFile {
@@ -47,6 +55,10 @@ class GGUFFile {
   const std::string& path() const { return path_; }
   uint32_t version() const { return version_; }
   uint64_t alignment() const { return alignment_; }
+  // Absolute file offset of the data section (tensor offsets are relative to it).
+  size_t data_offset() const { return data_offset_; }
+  // The whole file's mapping (e.g. to prefetch it).
+  const MappedFile& mapping() const { return *map_; }
 
   // --- metadata ---
   const std::map<std::string, GGUFValue>& metadata() const { return kv_; }
