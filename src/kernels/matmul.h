@@ -1,6 +1,6 @@
 // Matrix products between model weights (any supported dtype, kept in their
 // stored format) and float32 activations. The implementation picks the best
-// ISA available at start-up (see kernels/cpu_features.h).
+// ISA available at start-up (see util/cpu_features.h; DB_ISA lowers it).
 #pragma once
 #include <cstdint>
 

@@ -1,0 +1,94 @@
+// Weight-streaming throughput of the CPU matmul per dtype, shape, token count,
+// thread count and ISA level. bytes_per_second counts weight bytes only, so for
+// n_tokens = 1 it is the achieved memory bandwidth of the product.
+//
+//   kernels_bench --benchmark_filter='Q4_1/49152x576/t1'
+#include <benchmark/benchmark.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/matmul_dispatch.h"
+#include "kernels/quantize.h"
+
+namespace {
+
+using db::DType;
+using db::IsaLevel;
+
+std::vector<uint8_t> random_weights(DType t, int64_t rows, int64_t cols) {
+  std::mt19937 rng(42);
+  const size_t rb = db::row_bytes(t, cols);
+  std::vector<uint8_t> bytes(rb * static_cast<size_t>(rows));
+  if (db::kernels::can_quantize(t)) {
+    std::normal_distribution<float> normal(0.0f, 0.02f);
+    std::vector<float> row(static_cast<size_t>(cols));
+    for (int64_t r = 0; r < rows; ++r) {
+      for (auto& v : row) v = normal(rng);
+      db::kernels::quantize_row(t, row.data(), bytes.data() + static_cast<size_t>(r) * rb, cols);
+    }
+  } else {  // K-quants: random blocks with a small fp16 scale (0x2000 ~ 0.0078) in the d fields
+    std::uniform_int_distribution<int> byte(0, 255);
+    for (auto& b : bytes) b = static_cast<uint8_t>(byte(rng));
+    const size_t bb = db::block_bytes(t);
+    for (size_t off = 0; off < bytes.size(); off += bb) {
+      const size_t d = t == DType::Q6_K ? off + bb - 2 : off;
+      bytes[d] = 0x00;
+      bytes[d + 1] = 0x20;
+    }
+  }
+  return bytes;
+}
+
+void bench_matmul(benchmark::State& state, DType t, int64_t rows, int64_t cols, int64_t n_tokens, int threads,
+                  IsaLevel isa) {
+  if (!db::isa_supported(isa)) {
+    state.SkipWithError("ISA level not supported by this CPU");
+    return;
+  }
+  const auto bytes = random_weights(t, rows, cols);
+  db::TensorView w;
+  w.dtype = t;
+  w.shape = {rows, cols};
+  w.data = bytes.data();
+  std::vector<float> x(static_cast<size_t>(n_tokens * cols), 0.5f), y(static_cast<size_t>(n_tokens * rows));
+  db::ThreadPool pool(threads);
+  for (auto _ : state) {
+    db::kernels::matmul_isa(isa, w, x.data(), n_tokens, y.data(), pool);
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(bytes.size()));
+  state.counters["GMAC/s"] = benchmark::Counter(static_cast<double>(rows * cols * n_tokens) * 1e-9,
+                                                benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void register_all() {
+  const DType types[] = {DType::Q4_1, DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K, DType::F16, DType::F32};
+  const std::pair<int64_t, int64_t> shapes[] = {{576, 576}, {1536, 576}, {576, 1536}, {49152, 576}};
+  for (DType t : types)
+    for (auto [rows, cols] : shapes) {
+      if (cols % db::block_size(t) != 0) continue;
+      for (int64_t n_tokens : {1, 64})
+        for (int threads : {1, 2})
+          for (int level = 0; level < db::kIsaLevelCount; ++level) {
+            const auto isa = static_cast<IsaLevel>(level);
+            const std::string name = db::dtype_name(t) + "/" + std::to_string(rows) + "x" + std::to_string(cols) +
+                                     "/t" + std::to_string(n_tokens) + "/th" + std::to_string(threads) + "/" +
+                                     db::isa_name(isa);
+            benchmark::RegisterBenchmark(name.c_str(), bench_matmul, t, rows, cols, n_tokens, threads, isa)
+                ->UseRealTime()
+                ->MinTime(0.2);
+          }
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  register_all();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,42 @@
+// Activations quantized on the fly to int8 for integer dot products against
+// quantized weights. Two granularities:
+//  - Q8x32 (for Q4_0 / Q4_1 / Q8_0 weights): 32-element blocks with a float
+//    scale d and ds = d * sum(q) per block;
+//  - Q8x256 (for K-quant weights): 256-element blocks with a float scale d and
+//    the sums of q over each 16 elements (bsums).
+// Within a block d = max|x| / 127 and q = round_to_nearest_even(x * (1 / d)),
+// clamped to [-127, 127]. Every ISA variant of the quantizer produces identical bytes.
+//
+// Plain data only (no member functions or default member initializers, so no
+// inline code is emitted): ISA-specific files include this header. Value-initialize ({}).
+#pragma once
+#include <cstdint>
+
+namespace db::kernels {
+
+struct QuantizedActs {
+  int64_t n_tokens;   // rows (tokens)
+  int64_t cols;       // elements per row
+  int block;         // 32 (Q8x32) or 256 (Q8x256)
+  int64_t nblocks;    // cols / block
+  int64_t qs_stride;  // bytes between rows of qs (a multiple of 64)
+  int8_t* qs;   // [n_tokens][qs_stride] codes, 64-byte aligned rows
+  float* d;     // [n_tokens][nblocks] block scales
+  float* ds;    // Q8x32: [n_tokens][nblocks] d * sum(q) of each block; else null
+  int16_t* bsums;  // Q8x256: [n_tokens][nblocks * 16] sums of q per 16 elements; else null
+};
+
+// Quantizes one row of `cols` floats (cols % 32 == 0) into Q8x32 form.
+using QuantizeRowQ8x32Fn = void (*)(const float* x, int64_t cols, int8_t* qs, float* d, float* ds);
+// Quantizes one row of `cols` floats (cols % 256 == 0) into Q8x256 form.
+using QuantizeRowQ8x256Fn = void (*)(const float* x, int64_t cols, int8_t* qs, float* d, int16_t* bsums);
+
+void quantize_row_q8x32_scalar(const float* x, int64_t cols, int8_t* qs, float* d, float* ds);
+void quantize_row_q8x256_scalar(const float* x, int64_t cols, int8_t* qs, float* d, int16_t* bsums);
+
+namespace avx2 {
+void quantize_row_q8x32(const float* x, int64_t cols, int8_t* qs, float* d, float* ds);
+void quantize_row_q8x256(const float* x, int64_t cols, int8_t* qs, float* d, int16_t* bsums);
+}  // namespace avx2
+
+}  // namespace db::kernels

@@ -1,0 +1,93 @@
+// The kernel table of each ISA level.
+#include "kernels/cpu/matmul_dispatch.h"
+
+namespace db::kernels {
+
+namespace {
+
+GemmKernels scalar_kernels() {
+  GemmKernels k{};
+  k.f32 = scalar::gemm_f32;
+  k.f16 = scalar::gemm_f16;
+  k.bf16 = scalar::gemm_bf16;
+  k.q4_0 = scalar::gemm_q4_0;
+  k.q4_1 = scalar::gemm_q4_1;
+  k.q8_0 = scalar::gemm_q8_0;
+  k.q4_k = scalar::gemm_q4_k;
+  k.q5_k = scalar::gemm_q5_k;
+  k.q6_k = scalar::gemm_q6_k;
+  k.tile_rows = kScalarTileRows;
+  k.tile_tokens = kScalarTileTokens;
+  k.quantize_q8x32 = quantize_row_q8x32_scalar;
+  k.quantize_q8x256 = quantize_row_q8x256_scalar;
+  return k;
+}
+
+#if defined(__x86_64__)
+GemmKernels avx2_kernels() {
+  GemmKernels k{};
+  k.f32 = avx2::gemm_f32;
+  k.f16 = avx2::gemm_f16;
+  k.bf16 = avx2::gemm_bf16;
+  k.q4_0 = avx2::gemm_q4_0;
+  k.q4_1 = avx2::gemm_q4_1;
+  k.q8_0 = avx2::gemm_q8_0;
+  k.q4_k = avx2::gemm_q4_k;
+  k.q5_k = avx2::gemm_q5_k;
+  k.q6_k = avx2::gemm_q6_k;
+  k.tile_rows = kAvx2TileRows;
+  k.tile_tokens = kAvx2TileTokens;
+  k.quantize_q8x32 = avx2::quantize_row_q8x32;
+  k.quantize_q8x256 = avx2::quantize_row_q8x256;
+  return k;
+}
+
+GemmKernels avx512_kernels() {
+  GemmKernels k{};
+  k.f32 = avx512::gemm_f32;
+  k.f16 = avx512::gemm_f16;
+  k.bf16 = avx512::gemm_bf16;
+  k.q4_0 = avx512::gemm_q4_0;
+  k.q4_1 = avx512::gemm_q4_1;
+  k.q8_0 = avx512::gemm_q8_0;
+  k.q4_k = avx512::gemm_q4_k;
+  k.q5_k = avx512::gemm_q5_k;
+  k.q6_k = avx512::gemm_q6_k;
+  k.tile_rows = kAvx512TileRows;
+  k.tile_tokens = kAvx512TileTokens;
+  k.quantize_q8x32 = avx2::quantize_row_q8x32;
+  k.quantize_q8x256 = avx2::quantize_row_q8x256;
+  return k;
+}
+
+GemmKernels avx512vnni_kernels() {
+  GemmKernels k = avx512_kernels();
+  k.q4_0 = avx512vnni::gemm_q4_0;
+  k.q4_1 = avx512vnni::gemm_q4_1;
+  k.q8_0 = avx512vnni::gemm_q8_0;
+  k.q4_k = avx512vnni::gemm_q4_k;
+  k.q5_k = avx512vnni::gemm_q5_k;
+  k.q6_k = avx512vnni::gemm_q6_k;
+  return k;
+}
+#endif
+
+}  // namespace
+
+const GemmKernels& gemm_kernels(IsaLevel level) {
+  static const GemmKernels scalar = scalar_kernels();
+#if defined(__x86_64__)
+  static const GemmKernels avx2 = avx2_kernels();
+  static const GemmKernels avx512 = avx512_kernels();
+  static const GemmKernels avx512vnni = avx512vnni_kernels();
+  switch (level) {
+    case IsaLevel::Scalar: return scalar;
+    case IsaLevel::Avx2: return avx2;
+    case IsaLevel::Avx512: return avx512;
+    case IsaLevel::Avx512Vnni: return avx512vnni;
+  }
+#endif
+  return scalar;
+}
+
+}  // namespace db::kernels

@@ -1,0 +1,91 @@
+// The unit of work of the CPU matmul: one tile of up to tile_rows weight rows x
+// tile_tokens tokens, computed by an ISA-specific kernel. The driver
+// (cpu/matmul.cpp) walks the tiles and the threads.
+//
+// Plain data and declarations only (no inline code): ISA-specific files include
+// this header. Value-initialize the structs ({}).
+#pragma once
+#include <cstdint>
+
+#include "kernels/cpu/act_quant.h"
+
+namespace db::kernels {
+
+struct GemmTile {
+  const uint8_t* w;              // first byte of the tile's first weight row
+  int64_t w_stride;                    // bytes between consecutive weight rows
+  int64_t cols;                        // elements per weight row
+  const QuantizedActs* acts;     // quantized weights: activations quantized for this dtype
+  const float* x;                // float weights: token rows of `cols` floats
+  int64_t t0;                          // first token of the tile
+  float* y;                      // output of (first row, token t0)
+  int64_t ldy;                         // floats between consecutive tokens in y
+  int nr;                              // rows in this tile, 1..tile_rows
+  int nt;                              // tokens in this tile, 1..tile_tokens
+};
+
+// Writes y[t * ldy + r] = dot(weight row r, token t0 + t) for r < nr, t < nt.
+using GemmTileFn = void (*)(const GemmTile& tile);
+
+// Kernels of one ISA level, per weight dtype (null = not provided at this level).
+struct GemmKernels {
+  GemmTileFn f32, f16, bf16;
+  GemmTileFn q4_0, q4_1, q8_0;
+  GemmTileFn q4_k, q5_k, q6_k;
+  int tile_rows;    // largest nr the kernels accept
+  int tile_tokens;  // largest nt the kernels accept
+  QuantizeRowQ8x32Fn quantize_q8x32;
+  QuantizeRowQ8x256Fn quantize_q8x256;
+};
+
+// Tile sizes per level (the driver and the kernels agree on these).
+inline constexpr int kScalarTileRows = 4, kScalarTileTokens = 4;
+inline constexpr int kAvx2TileRows = 4, kAvx2TileTokens = 2;
+inline constexpr int kAvx512TileRows = 4, kAvx512TileTokens = 4;
+
+namespace scalar {
+void gemm_f32(const GemmTile&);
+void gemm_f16(const GemmTile&);
+void gemm_bf16(const GemmTile&);
+void gemm_q4_0(const GemmTile&);
+void gemm_q4_1(const GemmTile&);
+void gemm_q8_0(const GemmTile&);
+void gemm_q4_k(const GemmTile&);
+void gemm_q5_k(const GemmTile&);
+void gemm_q6_k(const GemmTile&);
+}  // namespace scalar
+
+namespace avx2 {
+void gemm_f32(const GemmTile&);
+void gemm_f16(const GemmTile&);
+void gemm_bf16(const GemmTile&);
+void gemm_q4_0(const GemmTile&);
+void gemm_q4_1(const GemmTile&);
+void gemm_q8_0(const GemmTile&);
+void gemm_q4_k(const GemmTile&);
+void gemm_q5_k(const GemmTile&);
+void gemm_q6_k(const GemmTile&);
+}  // namespace avx2
+
+namespace avx512 {
+void gemm_f32(const GemmTile&);
+void gemm_f16(const GemmTile&);
+void gemm_bf16(const GemmTile&);
+void gemm_q4_0(const GemmTile&);
+void gemm_q4_1(const GemmTile&);
+void gemm_q8_0(const GemmTile&);
+void gemm_q4_k(const GemmTile&);
+void gemm_q5_k(const GemmTile&);
+void gemm_q6_k(const GemmTile&);
+}  // namespace avx512
+
+namespace avx512vnni {
+void gemm_q4_0(const GemmTile&);
+void gemm_q4_1(const GemmTile&);
+void gemm_q8_0(const GemmTile&);
+void gemm_q4_k(const GemmTile&);
+void gemm_q5_k(const GemmTile&);
+void gemm_q6_k(const GemmTile&);
+}  // namespace avx512vnni
+
+}  // namespace db::kernels
