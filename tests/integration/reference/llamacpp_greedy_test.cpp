@@ -24,7 +24,9 @@ namespace {
 const char* kModel = DB_SOURCE_DIR "/models/SmolLM2-135M-Instruct.Q4_1.gguf";
 
 // Largest llama.cpp top-1/top-2 logit margin at which a divergence is accepted as a near-tie.
-constexpr double kNearTieMargin = 0.25;
+// Hugging Face transformers in float32 on the same dequantized weights parts from
+// llama.cpp at margins up to 0.33 on these prompts (bench/peer/README.md).
+constexpr double kNearTieMargin = 0.35;
 
 struct Case {
   std::string id, prompt;

@@ -1,0 +1,187 @@
+#include "model/llama_decoder.h"
+
+#include <cmath>
+#include <string>
+
+#include "kernels/cpu/activations.h"
+#include "kernels/cpu/attention_kv_write.h"
+#include "kernels/cpu/rms_norm.h"
+#include "kernels/cpu/rope.h"
+#include "kernels/matmul.h"
+#include "model/batch_check.h"
+#include "model/rope_frequencies.h"
+#include "util/error.h"
+
+namespace db {
+
+namespace {
+
+constexpr int kMaxRopePairs = 512;
+
+void grow(std::vector<float>& v, int64_t n) {
+  if (v.size() < static_cast<size_t>(n)) v.resize(static_cast<size_t>(n));
+}
+
+void add_rows(float* x, const float* delta, int64_t n_rows, int64_t dim, ThreadPool& pool) {
+  pool.parallel_for(n_rows, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin * dim; i < end * dim; ++i) x[i] += delta[i];
+  });
+}
+
+void rms_norm_rows(const float* x, const std::vector<float>& w, int64_t n_rows, int64_t dim, float eps, float* y,
+                   ThreadPool& pool) {
+  pool.parallel_for(n_rows, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) kernels::rms_norm(x + r * dim, w.data(), dim, eps, y + r * dim);
+  });
+}
+
+void add_bias(float* row, const std::vector<float>& bias) {
+  for (size_t i = 0; i < bias.size(); ++i) row[i] += bias[i];
+}
+
+}  // namespace
+
+std::unique_ptr<Model> make_llama_decoder(std::unique_ptr<ModelSource> src) {
+  ModelConfig config = read_model_config(*src);
+  return std::make_unique<LlamaDecoder>(std::move(src), std::move(config));
+}
+
+LlamaDecoder::LlamaDecoder(std::unique_ptr<ModelSource> src, ModelConfig config)
+    : src_(std::move(src)), config_(std::move(config)) {
+  if (config_.rope_dims / 2 > kMaxRopePairs)
+    throw Error(src_->config_path() + ": rotary dimension " + std::to_string(config_.rope_dims) + " exceeds " +
+                std::to_string(2 * kMaxRopePairs));
+  weights_ = load_llama_weights(*src_, config_);
+  inv_freq_ = rope_inv_freq(config_);
+  rope_mscale_ = rope_mscale(config_);
+}
+
+size_t LlamaDecoder::kv_block_nbytes(int block_size, DType dtype) const {
+  return KVStore::block_nbytes(config_.n_layers, config_.n_kv_heads, config_.head_dim, block_size, dtype);
+}
+
+std::unique_ptr<KVStore> LlamaDecoder::make_kv_store(int64_t num_blocks, int block_size, DType dtype) const {
+  return std::make_unique<KVStore>(config_.n_layers, config_.n_kv_heads, config_.head_dim, num_blocks, block_size,
+                                   dtype);
+}
+
+void LlamaDecoder::check_kv_store(const KVStore& kv) const {
+  if (kv.n_layers() != config_.n_layers || kv.n_kv_heads() != config_.n_kv_heads || kv.head_dim() != config_.head_dim)
+    throw Error("KV store shaped for " + std::to_string(kv.n_layers()) + " layers x " +
+                std::to_string(kv.n_kv_heads()) + " kv heads x " + std::to_string(kv.head_dim()) +
+                " dims, model needs " + std::to_string(config_.n_layers) + " x " + std::to_string(config_.n_kv_heads) +
+                " x " + std::to_string(config_.head_dim));
+}
+
+void LlamaDecoder::reserve(int64_t n, int64_t n_logits) {
+  const int64_t q_dim = int64_t{config_.n_heads} * config_.head_dim;
+  const int64_t kv_dim = int64_t{config_.n_kv_heads} * config_.head_dim;
+  grow(s_.x, n * config_.hidden);
+  grow(s_.xn, n * config_.hidden);
+  grow(s_.q, n * q_dim);
+  grow(s_.k, n * kv_dim);
+  grow(s_.v, n * kv_dim);
+  grow(s_.attn, n * q_dim);
+  grow(s_.gate, n * config_.ffn_hidden);
+  grow(s_.up, n * config_.ffn_hidden);
+  grow(s_.final, n_logits * config_.hidden);
+}
+
+void LlamaDecoder::embed(const Batch& batch, ThreadPool& pool) {
+  const int64_t h = config_.hidden;
+  pool.parallel_for(batch.num_tokens(), [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t)
+      kernels::dequantize_row(weights_.token_embd, batch.token_ids[static_cast<size_t>(t)], s_.x.data() + t * h);
+  });
+}
+
+void LlamaDecoder::attention_block(int layer, const Batch& batch, const AttentionMetadata& attn, KVStore& kv,
+                                   ThreadPool& pool) {
+  const LlamaLayerWeights& w = weights_.layers[static_cast<size_t>(layer)];
+  const int64_t n = batch.num_tokens(), hd = config_.head_dim;
+  const int64_t q_dim = config_.n_heads * hd, kv_dim = config_.n_kv_heads * hd;
+  rms_norm_rows(s_.x.data(), w.attn_norm, n, config_.hidden, config_.rms_eps, s_.xn.data(), pool);
+  kernels::matmul(w.attn_q, s_.xn.data(), n, s_.q.data(), pool);
+  kernels::matmul(w.attn_k, s_.xn.data(), n, s_.k.data(), pool);
+  kernels::matmul(w.attn_v, s_.xn.data(), n, s_.v.data(), pool);
+
+  const int n_pairs = config_.rope_dims / 2;
+  pool.parallel_for(n, [&](int64_t begin, int64_t end) {
+    float cos_v[kMaxRopePairs], sin_v[kMaxRopePairs];
+    for (int64_t t = begin; t < end; ++t) {
+      float* q = s_.q.data() + t * q_dim;
+      float* k = s_.k.data() + t * kv_dim;
+      add_bias(q, w.q_bias);
+      add_bias(k, w.k_bias);
+      add_bias(s_.v.data() + t * kv_dim, w.v_bias);
+      kernels::rope_angles(batch.positions[static_cast<size_t>(t)], inv_freq_.data(), n_pairs, rope_mscale_, cos_v,
+                           sin_v);
+      kernels::rope_rotate(q, config_.n_heads, config_.head_dim, n_pairs, config_.rope_style, cos_v, sin_v);
+      kernels::rope_rotate(k, config_.n_kv_heads, config_.head_dim, n_pairs, config_.rope_style, cos_v, sin_v);
+    }
+  });
+
+  kernels::write_kv_rows(s_.k.data(), s_.v.data(), kv_dim, n, attn.slot_mapping.data(),
+                         {kv.k_layer(layer), kv.v_layer(layer), kv.dtype(), kv.num_slots(), kv_dim});
+  const kernels::PagedKVLayer layer_kv{kv.k_layer(layer), kv.v_layer(layer),  kv.dtype(),
+                                       kv.num_slots(),    config_.n_kv_heads, config_.head_dim};
+  const kernels::AttentionQueries queries{s_.q.data(),
+                                          config_.n_heads,
+                                          batch.num_seqs(),
+                                          batch.query_start.data(),
+                                          batch.positions.data(),
+                                          attn.block_tables.data(),
+                                          attn.block_size,
+                                          1.0f / std::sqrt(static_cast<float>(hd))};
+  kernels::paged_attention(queries, layer_kv, s_.attn.data(), s_.attention, pool);
+
+  kernels::matmul(w.attn_output, s_.attn.data(), n, s_.xn.data(), pool);
+  add_rows(s_.x.data(), s_.xn.data(), n, config_.hidden, pool);
+}
+
+void LlamaDecoder::feed_forward_block(int layer, int64_t n, ThreadPool& pool) {
+  const LlamaLayerWeights& w = weights_.layers[static_cast<size_t>(layer)];
+  const int64_t f = config_.ffn_hidden;
+  rms_norm_rows(s_.x.data(), w.ffn_norm, n, config_.hidden, config_.rms_eps, s_.xn.data(), pool);
+  kernels::matmul(w.ffn_gate, s_.xn.data(), n, s_.gate.data(), pool);
+  kernels::matmul(w.ffn_up, s_.xn.data(), n, s_.up.data(), pool);
+  pool.parallel_for(n, [&](int64_t begin, int64_t end) {
+    kernels::swiglu(s_.gate.data() + begin * f, s_.up.data() + begin * f, (end - begin) * f,
+                    s_.gate.data() + begin * f);
+  });
+  kernels::matmul(w.ffn_down, s_.gate.data(), n, s_.xn.data(), pool);
+  add_rows(s_.x.data(), s_.xn.data(), n, config_.hidden, pool);
+}
+
+void LlamaDecoder::project_logits(const Batch& batch, ThreadPool& pool, std::vector<float>& logits) {
+  const int64_t n_logits = static_cast<int64_t>(batch.logits_indices.size()), h = config_.hidden;
+  pool.parallel_for(n_logits, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t row = batch.logits_indices[static_cast<size_t>(i)];
+      kernels::rms_norm(s_.x.data() + row * h, weights_.output_norm.data(), h, config_.rms_eps,
+                        s_.final.data() + i * h);
+    }
+  });
+  logits.resize(static_cast<size_t>(n_logits) * static_cast<size_t>(config_.vocab));
+  if (n_logits > 0) kernels::matmul(weights_.output, s_.final.data(), n_logits, logits.data(), pool);
+}
+
+void LlamaDecoder::forward(const Batch& batch, const AttentionMetadata& attn, KVStore& kv, ThreadPool& pool,
+                           std::vector<float>& logits) {
+  check_kv_store(kv);
+  check_batch(batch, attn, kv, config_.vocab);
+  const int64_t n = batch.num_tokens();
+  if (n == 0) {
+    logits.clear();
+    return;
+  }
+  reserve(n, static_cast<int64_t>(batch.logits_indices.size()));
+  embed(batch, pool);
+  for (int layer = 0; layer < config_.n_layers; ++layer) {
+    attention_block(layer, batch, attn, kv, pool);
+    feed_forward_block(layer, n, pool);
+  }
+  project_logits(batch, pool, logits);
+}
+
+}  // namespace db

@@ -1,0 +1,57 @@
+// The llama-family decoder (llama, qwen2): pre-norm blocks of grouped-query
+// attention with RoPE (optional q/k/v biases) and a SwiGLU feed-forward.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "kernels/cpu/attention.h"
+#include "model/llama_weights.h"
+#include "model/model.h"
+#include "model/model_source.h"
+
+namespace db {
+
+// Registry factory for "llama" and "qwen2".
+std::unique_ptr<Model> make_llama_decoder(std::unique_ptr<ModelSource> src);
+
+class LlamaDecoder : public Model {
+ public:
+  LlamaDecoder(std::unique_ptr<ModelSource> src, ModelConfig config);
+
+  const ModelConfig& config() const override { return config_; }
+  size_t kv_block_nbytes(int block_size, DType dtype) const override;
+  std::unique_ptr<KVStore> make_kv_store(int64_t num_blocks, int block_size, DType dtype) const override;
+  void forward(const Batch& batch, const AttentionMetadata& attn, KVStore& kv, ThreadPool& pool,
+               std::vector<float>& logits) override;
+
+ private:
+  // Activations of one step, reused across steps (grown, never shrunk).
+  struct Scratch {
+    std::vector<float> x;      // [n_tokens][hidden] residual stream
+    std::vector<float> xn;     // [n_tokens][hidden] normed input / projection output
+    std::vector<float> q;      // [n_tokens][n_heads * head_dim]
+    std::vector<float> k;      // [n_tokens][n_kv_heads * head_dim]
+    std::vector<float> v;      // [n_tokens][n_kv_heads * head_dim]
+    std::vector<float> attn;   // [n_tokens][n_heads * head_dim]
+    std::vector<float> gate;   // [n_tokens][ffn_hidden]
+    std::vector<float> up;     // [n_tokens][ffn_hidden]
+    std::vector<float> final;  // [n_logits][hidden] normed rows that get logits
+    kernels::AttentionWorkspace attention;
+  };
+
+  void check_kv_store(const KVStore& kv) const;
+  void reserve(int64_t n_tokens, int64_t n_logits);
+  void embed(const Batch& batch, ThreadPool& pool);
+  void attention_block(int layer, const Batch& batch, const AttentionMetadata& attn, KVStore& kv, ThreadPool& pool);
+  void feed_forward_block(int layer, int64_t n_tokens, ThreadPool& pool);
+  void project_logits(const Batch& batch, ThreadPool& pool, std::vector<float>& logits);
+
+  std::unique_ptr<ModelSource> src_;  // keeps the mapped weights alive
+  ModelConfig config_;
+  LlamaWeights weights_;
+  std::vector<float> inv_freq_;  // RoPE frequencies, rope_dims / 2
+  float rope_mscale_ = 1.0f;
+  Scratch s_;
+};
+
+}  // namespace db

@@ -1,0 +1,39 @@
+// The tensors of a llama / qwen2 decoder. Matrices are views into the mapped
+// file in their stored dtype; norm weights and biases are small f32 copies.
+#pragma once
+#include <vector>
+
+#include "model/config.h"
+#include "tensor/tensor.h"
+
+namespace db {
+
+class ModelSource;
+
+struct LlamaLayerWeights {
+  std::vector<float> attn_norm;  // [hidden]
+  TensorView attn_q;             // {n_heads * head_dim, hidden}
+  TensorView attn_k;             // {n_kv_heads * head_dim, hidden}
+  TensorView attn_v;             // {n_kv_heads * head_dim, hidden}
+  std::vector<float> q_bias;     // [n_heads * head_dim]; empty without qkv_bias
+  std::vector<float> k_bias;     // [n_kv_heads * head_dim]; empty without qkv_bias
+  std::vector<float> v_bias;     // [n_kv_heads * head_dim]; empty without qkv_bias
+  TensorView attn_output;        // {hidden, n_heads * head_dim}
+  std::vector<float> ffn_norm;   // [hidden]
+  TensorView ffn_gate;           // {ffn_hidden, hidden}
+  TensorView ffn_up;             // {ffn_hidden, hidden}
+  TensorView ffn_down;           // {hidden, ffn_hidden}
+};
+
+struct LlamaWeights {
+  TensorView token_embd;  // {vocab, hidden}
+  std::vector<LlamaLayerWeights> layers;
+  std::vector<float> output_norm;  // [hidden]
+  TensorView output;               // {vocab, hidden}; the token embedding when tied
+};
+
+// Finds every tensor by its GGUF name and checks its shape and dtype; throws
+// db::Error naming the file, the tensor, and the expected and found shape.
+LlamaWeights load_llama_weights(const ModelSource& src, const ModelConfig& c);
+
+}  // namespace db

@@ -1,0 +1,45 @@
+// The interface every model architecture implements, and the entry point that
+// opens a model file or checkpoint and builds the right class for it.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kvcache/kv_store.h"
+#include "model/batch.h"
+#include "model/config.h"
+#include "util/thread_pool.h"
+
+namespace db {
+
+class Model {
+ public:
+  virtual ~Model() = default;
+
+  virtual const ModelConfig& config() const = 0;
+
+  // Bytes one KV block of `block_size` positions takes over all layers.
+  virtual size_t kv_block_nbytes(int block_size, DType dtype) const = 0;
+  // A KV store shaped for this model.
+  virtual std::unique_ptr<KVStore> make_kv_store(int64_t num_blocks, int block_size,
+                                                 DType dtype = DType::F16) const = 0;
+
+  // Runs one step over a flat varlen batch: writes the new tokens' K/V to the
+  // slots in `attn.slot_mapping`, attends through the block tables, and returns
+  // in `logits` the rows of batch.logits_indices, row-major [n_logits][vocab]
+  // (resized; its capacity is reused). Scratch memory is kept between calls.
+  // Throws db::Error for an inconsistent batch (checked before any state changes)
+  // or a KV store of the wrong shape. Not thread-safe: one forward at a time.
+  virtual void forward(const Batch& batch, const AttentionMetadata& attn, KVStore& kv, ThreadPool& pool,
+                       std::vector<float>& logits) = 0;
+};
+
+// Opens a .gguf file or a Hugging Face checkpoint directory and builds the
+// model its architecture names (see model/registry.h). Weights stay memory-
+// mapped in their stored dtype. Throws db::Error for unknown architectures,
+// missing keys or tensors, and tensors of the wrong shape.
+std::unique_ptr<Model> load_model(const std::string& path);
+
+}  // namespace db
