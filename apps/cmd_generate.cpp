@@ -75,7 +75,7 @@ int run_generate(const GenerateOptions& o) {
     for (size_t i = 0; i < outs.size(); ++i) {
       std::cout << "=== [" << i << "] " << o.prompts[i] << "\n"
                 << bundle->tokenizer().decode(outs[i].tokens, /*skip_special=*/true) << "\n"
-                << "--- finish_reason: " << finish_reason_name(outs[i].finish) << "\n";
+                << "--- finish_reason: " << generate_finish_name(outs[i].finish) << "\n";
     }
   }
   print_stats(stats, reqs.size());

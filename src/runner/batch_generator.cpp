@@ -7,7 +7,7 @@
 
 namespace db {
 
-const char* finish_reason_name(FinishReason r) { return r == FinishReason::Stop ? "stop" : "length"; }
+const char* generate_finish_name(GenerateFinish r) { return r == GenerateFinish::Stop ? "stop" : "length"; }
 
 namespace {
 
@@ -125,7 +125,7 @@ std::vector<GenerateOutput> BatchGenerator::run(const std::vector<GenerateReques
                         static_cast<int64_t>(s.tokens.size()) >= cfg.max_context;
       if (stop || full) {
         s.done = true;
-        s.out.finish = stop ? FinishReason::Stop : FinishReason::Length;
+        s.out.finish = stop ? GenerateFinish::Stop : GenerateFinish::Length;
       }
     }
     const double secs = std::chrono::duration<double>(Clock::now() - t0).count();

@@ -27,12 +27,12 @@ struct GenerateRequest {
   std::vector<int32_t> stop_ids;    // extra token ids that end generation
 };
 
-enum class FinishReason { Stop, Length };
-const char* finish_reason_name(FinishReason r);
+enum class GenerateFinish { Stop, Length };
+const char* generate_finish_name(GenerateFinish r);
 
 struct GenerateOutput {
   std::vector<int32_t> tokens;  // generated tokens, the stop token included when one ended it
-  FinishReason finish = FinishReason::Length;
+  GenerateFinish finish = GenerateFinish::Length;
 };
 
 struct GenerateStats {
