@@ -1,0 +1,88 @@
+// The continuous-batching engine: owns the scheduler, the KV cache and the model
+// runner, and steps them on its own thread. Thread-safe entry points.
+//
+//   submit() --> waiting queue --> Scheduler::schedule() --> ModelRunner::execute()
+//        ^                                                        |
+//        |  OutputCallback (output thread: detokenize, stop strings) <--- Scheduler::update()
+//
+// Threads: submit()/abort()/stats()/wait_idle() may be called from any thread.
+// One step thread runs schedule -> execute -> update and sleeps when idle; one
+// output thread detokenizes, matches stop strings and calls the callbacks, so
+// neither detokenization nor callbacks ever delay a model step.
+//
+// n > 1: a request runs as one sequence until its prompt is computed; the step
+// that samples its first tokens draws n of them from the same logits (sampler
+// streams 0..n-1) and forks it into n sequences sharing the prompt's KV blocks
+// copy-on-write. A request of n samples owns the ids [id, id + n).
+//
+// Stop strings are matched on detokenized text on the output thread; on a match
+// the sample ends (finish Stop, stop_reason = the string), text from the match on
+// is dropped, and the sequence is stopped at the next step; tokens it sampled in
+// between are discarded.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "engine/engine_types.h"
+#include "tensor/dtype.h"
+
+namespace db {
+
+class ModelBundle;
+
+struct EngineConfig {
+  int threads = 0;                       // compute threads (0 = all cores)
+  int max_num_seqs = 64;                 // running sequences at most
+  int max_num_batched_tokens = 2048;     // tokens per step at most
+  int long_prefill_threshold = 0;        // a prompt chunk longer than this is capped so short ones run too
+                                         // (0 = auto: a quarter of max_num_batched_tokens, in whole blocks)
+  int block_size = 16;                   // KV block size in tokens (16 or 64)
+  DType kv_dtype = DType::F16;           // KV cache element type
+  int64_t kv_cache_memory = 0;           // bytes for the KV cache (0 = kv_cache_fraction of available memory)
+  double kv_cache_fraction = 0.25;       // share of available memory used when kv_cache_memory is 0
+  bool enable_prefix_caching = true;     // reuse cached full blocks of identical prompt prefixes
+};
+
+struct EngineStats {
+  int64_t running = 0, waiting = 0;           // sequences now (a forked request counts n)
+  int64_t prompt_tokens = 0;                  // prompt tokens computed (excluding cache hits; recomputation included)
+  int64_t cached_prompt_tokens = 0;           // prompt tokens served by the prefix cache
+  int64_t generated_tokens = 0;               // tokens sampled
+  int64_t preemptions = 0;                    // requests preempted (recompute)
+  int64_t steps = 0;                          // model steps
+  double kv_usage = 0;                        // fraction of KV blocks in use
+  int64_t num_blocks = 0, free_blocks = 0;    // KV pool size (null block included) and free blocks
+  double prefix_cache_hit_rate = 0;           // hit tokens / queried tokens
+};
+
+class Engine {
+ public:
+  // `bundle` must outlive the engine. Starts the step thread.
+  Engine(ModelBundle& bundle, EngineConfig cfg);
+  ~Engine();  // aborts what is left and joins the threads
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Validates and queues a request; `on_output` receives its outputs (see
+  // OutputCallback). Throws db::Error (nothing queued) for an invalid request:
+  // empty prompt, token ids outside the vocabulary, prompt + 1 beyond the context,
+  // bad sampling parameters, n outside [1, max_num_seqs], an empty stop string,
+  // priority outside [0, 2], a sequence larger than the whole KV cache (see
+  // engine/request_validation.h), or a missing callback.
+  RequestId submit(EngineRequest req, OutputCallback on_output);
+  // Stops a request; its blocks return to the pool at the next step and its
+  // callback gets a final output with FinishReason::Abort. Unknown ids are ignored.
+  void abort(RequestId id);
+  // Blocks until no request is waiting or running and every final output was
+  // delivered. Must not be called from an OutputCallback.
+  void wait_idle();
+  EngineStats stats() const;
+  const EngineConfig& config() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace db

@@ -1,0 +1,168 @@
+#include "engine/engine_core.h"
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "engine/memory_info.h"
+#include "kvcache/kv_cache_spec.h"
+#include "sched/budget_split.h"
+#include "util/error.h"
+
+namespace db {
+
+namespace {
+
+void check_config(const EngineConfig& c) {
+  if (c.block_size != 16 && c.block_size != 64)
+    throw Error("block_size: must be 16 or 64, got " + std::to_string(c.block_size));
+  if (c.max_num_seqs < 1) throw Error("max_num_seqs: must be at least 1, got " + std::to_string(c.max_num_seqs));
+  if (c.max_num_batched_tokens < 1)
+    throw Error("max_num_batched_tokens: must be at least 1, got " + std::to_string(c.max_num_batched_tokens));
+  if (c.long_prefill_threshold < 0)
+    throw Error("long_prefill_threshold: must not be negative, got " + std::to_string(c.long_prefill_threshold));
+  if (c.kv_cache_memory < 0) throw Error("kv_cache_memory: must not be negative");
+  if (c.kv_cache_memory == 0 && !(c.kv_cache_fraction > 0 && c.kv_cache_fraction <= 1))
+    throw Error("kv_cache_fraction: must be in (0, 1], got " + std::to_string(c.kv_cache_fraction));
+  if (c.threads < 0) throw Error("threads: must not be negative, got " + std::to_string(c.threads));
+}
+
+int resolve_threads(int threads) {
+  if (threads > 0) return threads;
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+}  // namespace
+
+int32_t engine_num_kv_blocks(const Model& model, const EngineConfig& cfg) {
+  int64_t budget = cfg.kv_cache_memory;
+  if (budget == 0) {
+    const std::optional<int64_t> avail = available_memory_bytes();
+    if (!avail) throw Error("kv_cache_memory: the available memory cannot be read here; set the KV cache size explicitly");
+    budget = static_cast<int64_t>(static_cast<double>(*avail) * cfg.kv_cache_fraction);
+  }
+  KVCacheSpec spec;
+  spec.block_size = cfg.block_size;
+  spec.bytes_per_block = model.kv_block_nbytes(cfg.block_size, cfg.kv_dtype);
+  spec.kind = "model";
+  return num_blocks_for_budget(spec, static_cast<size_t>(budget));
+}
+
+EngineCore::EngineCore(Model& model, const Tokenizer& tokenizer, const EngineConfig& cfg)
+    : model_(model), pool_((check_config(cfg), resolve_threads(cfg.threads))) {
+  const ModelConfig& mc = model.config();
+  SchedulerConfig sc;
+  sc.max_num_seqs = cfg.max_num_seqs;
+  sc.max_num_batched_tokens = cfg.max_num_batched_tokens;
+  sc.long_prefill_threshold = cfg.long_prefill_threshold > 0
+                                  ? cfg.long_prefill_threshold
+                                  : auto_long_prefill_threshold(cfg.max_num_batched_tokens, cfg.block_size);
+  sc.block_size = cfg.block_size;
+  sc.num_blocks = engine_num_kv_blocks(model, cfg);
+  sc.enable_prefix_caching = cfg.enable_prefix_caching;
+  sc.max_model_len = mc.max_context;
+  sc.eos_token_ids = tokenizer.eos_ids();
+
+  limits_.vocab = mc.vocab;
+  limits_.max_context = mc.max_context;
+  limits_.max_num_seqs = cfg.max_num_seqs;
+  limits_.block_size = cfg.block_size;
+  limits_.num_usable_blocks = sc.num_blocks - 1;
+
+  kv_ = model.make_kv_store(sc.num_blocks, cfg.block_size, cfg.kv_dtype);
+  sched_ = std::make_unique<Scheduler>(std::move(sc));
+  runner_ = std::make_unique<ModelRunner>(model, *kv_, pool_);
+}
+
+bool EngineCore::finish_group(RequestId group, RequestStatus status) {
+  return !sched_->finish_group(group, status).empty();
+}
+
+void EngineCore::finish_sequence(RequestId id) {
+  const RequestId ids[] = {id};
+  sched_->finish_requests(ids, RequestStatus::FinishedStopped);
+}
+
+std::vector<RequestId> EngineCore::live_groups() const {
+  std::set<RequestId> groups;
+  for (RequestId id : sched_->live_ids()) groups.insert(sched_->find(id)->group_id);
+  return {groups.begin(), groups.end()};
+}
+
+void EngineCore::step(std::vector<OutputEvent>& events) {
+  SchedulerOutput so = sched_->schedule();
+  const EngineClock::time_point scheduled_at = EngineClock::now();
+  for (const ScheduledRequest& r : so.scheduled_new) {
+    if (!r.new_data->first_admission) continue;
+    OutputEvent e;
+    e.kind = OutputEvent::Kind::Scheduled;
+    e.group_id = r.id;
+    e.time = scheduled_at;
+    e.num_cached_tokens = std::min(r.new_data->num_cached_tokens, r.new_data->num_prompt_tokens);
+    events.push_back(std::move(e));
+  }
+  if (!so.has_work()) {
+    DB_CHECK(sched_->num_running() > 0 || sched_->num_waiting() == 0 || !so.preempted_ids.empty(),
+             "no waiting request can be admitted into an empty engine");
+    runner_->execute(so);  // lets the runner forget finished sequences
+    return;
+  }
+  ModelRunnerOutput ro;
+  try {
+    ro = runner_->execute(so);
+  } catch (const std::exception& ex) {
+    fail_step(so, ex.what(), events);
+    return;
+  }
+  const std::vector<RequestOutput> outs = sched_->update(so, ro);
+  const EngineClock::time_point done_at = EngineClock::now();
+  for (const RequestOutput& o : outs) {
+    OutputEvent e;
+    e.kind = OutputEvent::Kind::Tokens;
+    e.group_id = o.group_id;
+    e.time = done_at;
+    e.sample_index = o.sample_index;
+    e.tokens = o.new_tokens;
+    e.status = o.status;
+    e.stop_token = o.stop_token;
+    events.push_back(std::move(e));
+  }
+}
+
+void EngineCore::fail_step(const SchedulerOutput& so, const std::string& error, std::vector<OutputEvent>& events) {
+  std::set<RequestId> groups;
+  for (const auto* list : {&so.scheduled_running, &so.scheduled_new})
+    for (const ScheduledRequest& r : *list)
+      if (const Request* req = sched_->find(r.id)) groups.insert(req->group_id);
+  const EngineClock::time_point now = EngineClock::now();
+  for (RequestId g : groups) {
+    sched_->finish_group(g, RequestStatus::FinishedError);
+    OutputEvent e;
+    e.kind = OutputEvent::Kind::Failed;
+    e.group_id = g;
+    e.time = now;
+    e.error = "the model step failed: " + error;
+    events.push_back(std::move(e));
+  }
+}
+
+EngineStats EngineCore::stats() const {
+  const SchedulerCounters& c = sched_->counters();
+  const KVCacheManager& kv = sched_->kv_cache();
+  EngineStats s;
+  s.running = sched_->num_running();
+  s.waiting = sched_->num_waiting();
+  s.prompt_tokens = c.prompt_tokens_computed;
+  s.cached_prompt_tokens = c.cached_prompt_tokens;
+  s.generated_tokens = c.generated_tokens;
+  s.preemptions = c.preemptions;
+  s.steps = c.steps;
+  s.kv_usage = kv.usage();
+  s.num_blocks = kv.pool().num_blocks();
+  s.free_blocks = kv.num_free_blocks();
+  s.prefix_cache_hit_rate = kv.prefix_cache_stats().hit_rate();
+  return s;
+}
+
+}  // namespace db

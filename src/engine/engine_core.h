@@ -1,0 +1,60 @@
+// The step side of the engine: the scheduler, the paged KV store and the model
+// runner, stepped by a single thread (not thread-safe). Each step is
+// schedule -> execute -> update, and what it means for callers comes out as
+// OutputEvents for the output thread.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "engine/engine.h"
+#include "engine/output_event.h"
+#include "engine/request_validation.h"
+#include "kvcache/kv_store.h"
+#include "model/model.h"
+#include "runner/model_runner.h"
+#include "sched/scheduler.h"
+#include "tokenizer/tokenizer.h"
+#include "util/thread_pool.h"
+
+namespace db {
+
+class EngineCore {
+ public:
+  // Sizes the KV pool from cfg (kv_cache_memory, else kv_cache_fraction of the
+  // available memory) and model.kv_block_nbytes(). Throws db::Error for an
+  // invalid configuration or a budget that holds fewer than 2 blocks.
+  EngineCore(Model& model, const Tokenizer& tokenizer, const EngineConfig& cfg);
+
+  // What submit() checks requests against.
+  const RequestLimits& limits() const { return limits_; }
+  const SchedulerConfig& scheduler_config() const { return sched_->config(); }
+
+  void add_request(const RequestParams& p) { sched_->add_request(p); }
+  // Ends every live sequence of a request; false when none was live.
+  bool finish_group(RequestId group, RequestStatus status);
+  // Ends one sequence (a stop string matched on the output side).
+  void finish_sequence(RequestId id);
+  // Ids of the requests with live sequences.
+  std::vector<RequestId> live_groups() const;
+  bool has_unfinished() const { return sched_->has_unfinished(); }
+
+  // Runs one step and appends its events (Scheduled, Tokens, Failed).
+  void step(std::vector<OutputEvent>& events);
+
+  EngineStats stats() const;
+
+ private:
+  void fail_step(const SchedulerOutput& so, const std::string& error, std::vector<OutputEvent>& events);
+
+  Model& model_;
+  ThreadPool pool_;
+  RequestLimits limits_;
+  std::unique_ptr<Scheduler> sched_;
+  std::unique_ptr<KVStore> kv_;
+  std::unique_ptr<ModelRunner> runner_;
+};
+
+// The KV pool size for a configuration: blocks (null block included).
+int32_t engine_num_kv_blocks(const Model& model, const EngineConfig& cfg);
+
+}  // namespace db

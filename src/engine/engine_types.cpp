@@ -1,0 +1,16 @@
+#include "engine/engine_types.h"
+
+namespace db {
+
+const char* finish_reason_name(FinishReason r) {
+  switch (r) {
+    case FinishReason::Stop: return "stop";
+    case FinishReason::Length: return "length";
+    case FinishReason::Abort: return "abort";
+    case FinishReason::Error: return "error";
+    case FinishReason::None: break;
+  }
+  return "";
+}
+
+}  // namespace db

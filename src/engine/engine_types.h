@@ -1,0 +1,61 @@
+// What goes into the engine and what comes out of it, as plain data.
+// Text in, text out: the engine tokenizes prompts and detokenizes outputs off
+// its step thread; callers never see the scheduler or the model.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sample/sampling_params.h"
+
+namespace db {
+
+using RequestId = uint64_t;
+
+// Priority classes: lower is more urgent.
+enum class Priority : int { Interactive = 0, Normal = 1, Background = 2 };
+
+struct EngineRequest {
+  std::vector<int32_t> prompt;           // prompt token ids (the caller tokenized / rendered the chat)
+  SamplingParams sampling;               // per-token sampling
+  int32_t max_tokens = 16;               // generated tokens at most (also capped by the context)
+  int32_t n = 1;                         // independent samples; they share the prompt's KV blocks
+  std::vector<std::string> stop;         // stop strings (matched on detokenized text; not included in output)
+  std::vector<int32_t> stop_token_ids;   // extra token ids that end generation (included in tokens, not text)
+  bool ignore_eos = false;               // do not stop at the model's end-of-generation tokens
+  bool skip_special_tokens = true;       // special tokens produce no text
+  int priority = 1;                      // 0 interactive, 1 normal, 2 background (lower runs first)
+};
+
+enum class FinishReason { None, Stop, Length, Abort, Error };
+const char* finish_reason_name(FinishReason r);  // "stop", "length", "abort", "error"; "" for None
+
+// One sample's state delivered to the caller. Outputs of one request arrive in
+// order; the last one for a sample has finish != None.
+struct SampleOutput {
+  int32_t index = 0;                      // sample index in [0, n)
+  std::vector<int32_t> new_token_ids;     // tokens generated since the previous output of this sample
+  std::vector<float> new_logprobs;        // logprob of each new token (when requested)
+  std::vector<std::vector<std::pair<int32_t, float>>> new_top_logprobs;  // per new token (when requested)
+  std::string new_text;                   // text completed since the previous output (UTF-8 safe)
+  FinishReason finish = FinishReason::None;
+  std::string stop_reason;                // the stop string that ended it, or a stop_token_ids id in decimal
+                                          // (EOS: empty); for FinishReason::Error, what went wrong
+};
+
+struct RequestStats {
+  int32_t prompt_tokens = 0;        // prompt length
+  int32_t cached_prompt_tokens = 0; // prompt tokens served from the prefix cache
+  int32_t generated_tokens = 0;     // over all samples
+  double queue_seconds = 0;         // submit -> first scheduled
+  double ttft_seconds = 0;          // submit -> first token
+  double e2e_seconds = 0;           // submit -> finished
+};
+
+// Called on an engine-owned thread (never the step thread is required to wait on it
+// for long); must not block. `final` is true exactly once, after the last sample finished.
+using OutputCallback = std::function<void(RequestId, const SampleOutput&, const RequestStats&, bool final)>;
+
+}  // namespace db

@@ -1,0 +1,25 @@
+#include "runner/kv_block_copy.h"
+
+#include <cstring>
+#include <string>
+
+#include "util/error.h"
+
+namespace db {
+
+void copy_kv_blocks(KVStore& kv, std::span<const BlockCopy> copies) {
+  const int64_t bs = kv.block_size();
+  const size_t block_bytes = static_cast<size_t>(bs) * kv.row_nbytes();
+  for (const BlockCopy& c : copies) {
+    if (c.src < 0 || c.dst < 0 || c.src >= kv.num_blocks() || c.dst >= kv.num_blocks())
+      throw Error("KV block copy " + std::to_string(c.src) + " -> " + std::to_string(c.dst) +
+                  " is outside the store of " + std::to_string(kv.num_blocks()) + " blocks");
+    if (c.src == c.dst) continue;
+    for (int layer = 0; layer < kv.n_layers(); ++layer) {
+      std::memcpy(kv.k_row(layer, c.dst * bs), kv.k_row(layer, c.src * bs), block_bytes);
+      std::memcpy(kv.v_row(layer, c.dst * bs), kv.v_row(layer, c.src * bs), block_bytes);
+    }
+  }
+}
+
+}  // namespace db

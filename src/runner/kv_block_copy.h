@@ -1,0 +1,14 @@
+// Copy-on-write block copies on the paged KV store.
+#pragma once
+#include <span>
+
+#include "kvcache/kv_cache_manager.h"
+#include "kvcache/kv_store.h"
+
+namespace db {
+
+// Copies every row of block c.src to block c.dst, K and V of every layer, for
+// each copy in order. Throws db::Error for a block id outside the store.
+void copy_kv_blocks(KVStore& kv, std::span<const BlockCopy> copies);
+
+}  // namespace db

@@ -1,0 +1,102 @@
+#include "runner/model_runner.h"
+
+#include <string>
+
+#include "runner/kv_block_copy.h"
+#include "util/error.h"
+
+namespace db {
+
+ModelRunner::ModelRunner(Model& model, KVStore& kv, ThreadPool& pool) : model_(model), kv_(kv), pool_(pool) {}
+
+const std::vector<int32_t>* ModelRunner::tokens_of(RequestId id) const {
+  auto it = seqs_.find(id);
+  return it == seqs_.end() ? nullptr : &it->second.tokens;
+}
+
+ModelRunnerOutput ModelRunner::execute(const SchedulerOutput& step) {
+  sync_sequences(step);
+  copy_kv_blocks(kv_, step.block_copies);
+
+  batch_.token_ids.clear();
+  batch_.positions.clear();
+  batch_.query_start.assign(1, 0);
+  batch_.logits_indices.clear();
+  attn_.block_size = kv_.block_size();
+  attn_.context_lens.clear();
+  attn_.block_tables.clear();
+  attn_.slot_mapping.clear();
+  sampled_.clear();
+  for (const ScheduledRequest& r : step.scheduled_running) add_to_batch(r, seqs_.at(r.id));
+  for (const ScheduledRequest& r : step.scheduled_new) add_to_batch(r, seqs_.at(r.id));
+
+  ModelRunnerOutput out;
+  if (batch_.num_tokens() == 0) return out;
+  model_.forward(batch_, attn_, kv_, pool_, logits_);
+  sample_rows(out);
+  return out;
+}
+
+void ModelRunner::sync_sequences(const SchedulerOutput& step) {
+  for (RequestId id : step.finished_ids) seqs_.erase(id);
+  for (RequestId id : step.preempted_ids) seqs_.erase(id);
+  for (const ScheduledRequest& r : step.scheduled_new) {
+    DB_CHECK(r.new_data.has_value(), "sequence " + std::to_string(r.id) + " is new to the runner but has no data");
+    Sequence& s = seqs_[r.id];
+    s.tokens = r.new_data->tokens;
+    s.num_prompt_tokens = r.new_data->num_prompt_tokens;
+    s.sampling = r.new_data->sampling;
+    s.sampler_state = r.new_data->sampler_state;
+  }
+  for (const ScheduledRequest& r : step.scheduled_running)
+    DB_CHECK(seqs_.count(r.id), "the runner holds no state for running sequence " + std::to_string(r.id));
+}
+
+void ModelRunner::add_to_batch(const ScheduledRequest& r, Sequence& seq) {
+  const int32_t begin = r.num_computed_tokens, end = begin + r.num_scheduled_tokens;
+  DB_CHECK(r.num_scheduled_tokens > 0 && begin >= 0 && end <= static_cast<int32_t>(seq.tokens.size()),
+           "sequence " + std::to_string(r.id) + ": tokens [" + std::to_string(begin) + ", " + std::to_string(end) +
+               ") scheduled, " + std::to_string(seq.tokens.size()) + " known");
+  const int32_t bs = kv_.block_size();
+  DB_CHECK(static_cast<int64_t>(r.block_ids.size()) * bs >= end,
+           "sequence " + std::to_string(r.id) + ": its blocks do not cover the step");
+  for (int32_t pos = begin; pos < end; ++pos) {
+    batch_.token_ids.push_back(seq.tokens[static_cast<size_t>(pos)]);
+    batch_.positions.push_back(pos);
+    attn_.slot_mapping.push_back(static_cast<int64_t>(r.block_ids[static_cast<size_t>(pos / bs)]) * bs + pos % bs);
+  }
+  batch_.query_start.push_back(batch_.num_tokens());
+  attn_.context_lens.push_back(end);
+  attn_.block_tables.push_back(r.block_ids);
+  if (r.num_samples > 0) {
+    DB_CHECK(end == static_cast<int32_t>(seq.tokens.size()),
+             "sequence " + std::to_string(r.id) + " samples before its last known token");
+    batch_.logits_indices.push_back(batch_.num_tokens() - 1);
+    sampled_.push_back({&r, &seq});
+  }
+}
+
+void ModelRunner::sample_rows(ModelRunnerOutput& out) {
+  const int32_t vocab = model_.config().vocab;
+  out.requests.reserve(sampled_.size());
+  for (size_t row = 0; row < sampled_.size(); ++row) {
+    const ScheduledRequest& r = *sampled_[row].req;
+    Sequence& seq = *sampled_[row].seq;
+    const float* logits = logits_.data() + row * static_cast<size_t>(vocab);
+    const std::span<const int32_t> all(seq.tokens);
+    const TokenHistory history{all.first(static_cast<size_t>(seq.num_prompt_tokens)),
+                               all.subspan(static_cast<size_t>(seq.num_prompt_tokens))};
+    RequestSamples rs;
+    rs.id = r.id;
+    for (int32_t k = 0; k < r.num_samples; ++k) {
+      SamplerState state = seq.sampler_state;
+      state.stream += static_cast<uint32_t>(k);
+      SampleResult res = sampler_.sample(logits, vocab, seq.sampling, state, history);
+      rs.samples.push_back(SampledToken{res.token, res.logprob, std::move(res.top_logprobs)});
+    }
+    seq.tokens.push_back(rs.samples.front().token);
+    out.requests.push_back(std::move(rs));
+  }
+}
+
+}  // namespace db

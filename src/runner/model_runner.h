@@ -1,0 +1,66 @@
+// Executes one scheduled step on the model: applies copy-on-write block
+// copies, builds the flat varlen batch and its attention metadata, runs the
+// forward pass and samples the sequences whose chunk reached their last token.
+//
+// It keeps, per sequence, the tokens, sampling parameters and sampler state it
+// was given in NewRequestData, appends the tokens it samples, and forgets a
+// sequence when the scheduler lists it as preempted or finished. It never
+// decides who runs; the scheduler never touches tensors.
+#pragma once
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "kvcache/kv_store.h"
+#include "model/model.h"
+#include "sample/sampler.h"
+#include "sched/scheduler_output.h"
+#include "util/thread_pool.h"
+
+namespace db {
+
+class ModelRunner {
+ public:
+  // model, kv and pool must outlive the runner; kv must be shaped for the model.
+  ModelRunner(Model& model, KVStore& kv, ThreadPool& pool);
+
+  // Runs the step. Returns one RequestSamples per scheduled sequence with
+  // num_samples > 0, in batch order (scheduled_running, then scheduled_new).
+  // Throws db::Error for a step inconsistent with what the runner holds (an
+  // unknown sequence, tokens it does not have) and for model errors.
+  ModelRunnerOutput execute(const SchedulerOutput& step);
+
+  // Sequences whose state the runner holds.
+  size_t num_sequences() const { return seqs_.size(); }
+  // The tokens the runner holds for a sequence (nullptr when unknown).
+  const std::vector<int32_t>* tokens_of(RequestId id) const;
+
+ private:
+  struct Sequence {
+    std::vector<int32_t> tokens;     // prompt followed by output
+    int32_t num_prompt_tokens = 0;   // leading prompt tokens
+    SamplingParams sampling;         // per-token sampling
+    SamplerState sampler_state;      // seed and stream
+  };
+  struct SampledRow {
+    const ScheduledRequest* req;  // the scheduled entry
+    Sequence* seq;                // its state
+  };
+
+  void sync_sequences(const SchedulerOutput& step);
+  void add_to_batch(const ScheduledRequest& req, Sequence& seq);
+  void sample_rows(ModelRunnerOutput& out);
+
+  Model& model_;
+  KVStore& kv_;
+  ThreadPool& pool_;
+  Sampler sampler_;
+  std::unordered_map<RequestId, Sequence> seqs_;
+  // Per-step buffers, reused.
+  Batch batch_;
+  AttentionMetadata attn_;
+  std::vector<SampledRow> sampled_;
+  std::vector<float> logits_;
+};
+
+}  // namespace db

@@ -1,0 +1,291 @@
+#include "sched/scheduler.h"
+
+#include <algorithm>
+#include <string>
+
+#include "sched/budget_split.h"
+#include "sched/preemption_policy.h"
+#include "sched/request_order.h"
+#include "sched/stop_check.h"
+#include "util/error.h"
+
+namespace db {
+
+Scheduler::Scheduler(SchedulerConfig cfg)
+    : cfg_(std::move(cfg)), kv_(cfg_.block_size, cfg_.num_blocks, cfg_.enable_prefix_caching) {
+  DB_CHECK(cfg_.max_num_seqs >= 1, "max_num_seqs must be at least 1");
+  DB_CHECK(cfg_.max_num_batched_tokens >= 1, "max_num_batched_tokens must be at least 1");
+  DB_CHECK(cfg_.long_prefill_threshold >= 0, "long_prefill_threshold must not be negative");
+}
+
+void Scheduler::add_request(const RequestParams& p) {
+  DB_CHECK(p.num_samples >= 1, "a request needs at least one sample");
+  DB_CHECK(!p.prompt.empty(), "a request needs a prompt");
+  for (int32_t i = 0; i < p.num_samples; ++i)
+    DB_CHECK(!requests_.count(p.id + RequestId(i)), "sequence id " + std::to_string(p.id + RequestId(i)) + " is in use");
+  auto r = std::make_unique<Request>(make_request(p, next_arrival_++));
+  waiting_.push_back(r.get());
+  requests_.emplace(p.id, std::move(r));
+}
+
+std::vector<RequestId> Scheduler::finish_requests(std::span<const RequestId> ids, RequestStatus status) {
+  DB_CHECK(is_finished(status), "finish_requests needs a finished status");
+  std::vector<RequestId> done;
+  for (RequestId id : ids) {
+    Request* r = find_mutable(id);
+    if (!r) continue;
+    finish(*r, status);
+    done.push_back(id);
+  }
+  return done;
+}
+
+std::vector<RequestId> Scheduler::finish_group(RequestId group_id, RequestStatus status) {
+  std::vector<RequestId> ids;
+  for (const auto& [id, r] : requests_)
+    if (r->group_id == group_id) ids.push_back(id);
+  std::sort(ids.begin(), ids.end());
+  return finish_requests(ids, status);
+}
+
+SchedulerOutput Scheduler::schedule() {
+  SchedulerOutput out;
+  out.finished_ids.swap(finished_since_step_);
+  int32_t budget = cfg_.max_num_batched_tokens;
+  if (cfg_.priority_preemption) make_room_for_urgent(out);
+  const bool preempted = schedule_running(out, budget);
+  if (!preempted) schedule_waiting(out, budget);
+  if (out.has_work()) ++counters_.steps;
+  return out;
+}
+
+void Scheduler::make_room_for_urgent(SchedulerOutput& out) {
+  if (waiting_.empty()) return;
+  const Request& w = *waiting_.front();
+  const int32_t first_chunk = chunk_tokens(w.num_tokens(), cfg_.max_num_batched_tokens, cfg_.long_prefill_threshold);
+  const int32_t blocks = (first_chunk + cfg_.block_size - 1) / cfg_.block_size;
+  while (!running_.empty()) {
+    const bool fits = num_running_seqs() + w.num_samples <= cfg_.max_num_seqs && kv_.num_free_blocks() >= blocks;
+    const size_t victim = choose_preemption_victim(running_);
+    if (fits || !may_preempt_for_admission(w, *running_[victim])) return;
+    preempt(victim, out);
+  }
+}
+
+bool Scheduler::schedule_running(SchedulerOutput& out, int32_t& budget) {
+  const size_t preempted_before = out.preempted_ids.size();
+  for (size_t i = 0; i < running_.size() && budget > 0;) {
+    Request& r = *running_[i];
+    const int32_t n = chunk_tokens(r.num_uncomputed_tokens(), budget, cfg_.long_prefill_threshold);
+    DB_CHECK(n > 0, "running sequence " + std::to_string(r.id) + " has no token to compute");
+    std::optional<AllocResult> alloc = allocate_or_preempt(r, n, i, out);
+    if (!alloc) break;  // r preempted itself: it was the last running sequence
+    record(r, n, std::move(*alloc), out, false, 0);
+    budget -= n;
+    ++i;
+  }
+  return out.preempted_ids.size() > preempted_before;
+}
+
+std::optional<AllocResult> Scheduler::allocate_or_preempt(Request& r, int32_t n, size_t index,
+                                                          SchedulerOutput& out) {
+  SlotRequest slots;
+  slots.tokens = r.tokens;
+  slots.num_computed_tokens = r.num_computed_tokens;
+  slots.num_new_tokens = n;
+  for (;;) {
+    std::optional<AllocResult> alloc = kv_.allocate_slots(r.id, slots);
+    if (alloc) return alloc;
+    const size_t victim = choose_preemption_victim(running_);
+    DB_CHECK(victim >= index, "the preemption victim was already scheduled in this step");
+    const bool self = running_[victim] == &r;
+    preempt(victim, out);
+    if (self) return std::nullopt;
+  }
+}
+
+void Scheduler::preempt(size_t running_index, SchedulerOutput& out) {
+  Request& r = *running_[running_index];
+  kv_.free(r.id);
+  r.num_computed_tokens = 0;
+  r.status = RequestStatus::Preempted;
+  r.runner_knows = false;
+  ++r.num_preemptions;
+  ++counters_.preemptions;
+  running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(running_index));
+  waiting_.push_front(&r);
+  out.preempted_ids.push_back(r.id);
+}
+
+void Scheduler::schedule_waiting(SchedulerOutput& out, int32_t& budget) {
+  while (!waiting_.empty() && budget > 0) {
+    Request& r = *waiting_.front();
+    if (num_running_seqs() + r.num_samples > cfg_.max_num_seqs) break;
+    const ComputedBlocks hit = kv_.get_computed_blocks(r.id, r.tokens);
+    const int32_t n = chunk_tokens(r.num_tokens() - hit.num_computed_tokens, budget, cfg_.long_prefill_threshold);
+    SlotRequest slots;
+    slots.tokens = r.tokens;
+    slots.num_new_tokens = n;
+    slots.prefix_hit = &hit;
+    std::optional<AllocResult> alloc = kv_.allocate_slots(r.id, slots);
+    if (!alloc) break;
+    waiting_.pop_front();
+    const bool first = r.status == RequestStatus::Waiting;
+    if (first) r.num_cached_tokens = hit.num_computed_tokens;
+    counters_.cached_prompt_tokens += std::min(hit.num_computed_tokens, r.num_prompt_tokens);
+    r.num_computed_tokens = hit.num_computed_tokens;
+    r.status = RequestStatus::Running;
+    insert_running(&r);
+    record(r, n, std::move(*alloc), out, first, hit.num_computed_tokens);
+    budget -= n;
+  }
+}
+
+void Scheduler::record(Request& r, int32_t n, AllocResult alloc, SchedulerOutput& out, bool first_admission,
+                       int32_t num_cached_tokens) {
+  ScheduledRequest s;
+  s.id = r.id;
+  s.num_computed_tokens = r.num_computed_tokens;
+  s.num_scheduled_tokens = n;
+  s.num_samples = r.num_computed_tokens + n == r.num_tokens() ? r.num_samples : 0;
+  s.block_ids = kv_.block_table(r.id);
+  s.new_block_ids = std::move(alloc.new_blocks);
+  out.block_copies.insert(out.block_copies.end(), alloc.copies.begin(), alloc.copies.end());
+
+  const int32_t begin = r.num_computed_tokens, end = begin + n;
+  counters_.prompt_tokens_computed += std::max(0, std::min(end, r.num_prompt_tokens) - begin);
+  counters_.output_tokens_recomputed +=
+      std::max(0, std::min(end, r.num_tokens() - 1) - std::max(begin, r.num_prompt_tokens));
+
+  if (!r.runner_knows) {
+    NewRequestData d;
+    d.tokens = r.tokens;
+    d.num_prompt_tokens = r.num_prompt_tokens;
+    d.sampling = r.sampling;
+    d.sampler_state = r.sampler_state;
+    d.first_admission = first_admission;
+    d.num_cached_tokens = num_cached_tokens;
+    s.new_data = std::move(d);
+    out.scheduled_new.push_back(std::move(s));
+  } else {
+    out.scheduled_running.push_back(std::move(s));
+  }
+  r.runner_knows = true;
+  r.num_computed_tokens = end;
+  out.total_num_scheduled_tokens += n;
+}
+
+std::vector<RequestOutput> Scheduler::update(const SchedulerOutput& out, const ModelRunnerOutput& runner_out) {
+  std::unordered_map<RequestId, const RequestSamples*> samples_of;
+  for (const RequestSamples& rs : runner_out.requests) samples_of[rs.id] = &rs;
+  std::vector<RequestOutput> outputs;
+  const auto handle = [&](const ScheduledRequest& s) {
+    if (s.num_samples == 0) return;
+    Request* r = find_mutable(s.id);
+    if (!r) return;  // finished after it was scheduled
+    auto it = samples_of.find(s.id);
+    DB_CHECK(it != samples_of.end(), "the runner returned no sample for sequence " + std::to_string(s.id));
+    const std::vector<SampledToken>& samples = it->second->samples;
+    DB_CHECK(static_cast<int32_t>(samples.size()) == s.num_samples && s.num_samples == r->num_samples,
+             "sequence " + std::to_string(s.id) + " expected " + std::to_string(s.num_samples) + " samples, got " +
+                 std::to_string(samples.size()));
+    if (samples.size() > 1) {
+      fork(*r, samples, outputs);
+    } else {
+      append_token(*r, samples[0], outputs);
+    }
+  };
+  for (const ScheduledRequest& s : out.scheduled_running) handle(s);
+  for (const ScheduledRequest& s : out.scheduled_new) handle(s);
+  return outputs;
+}
+
+void Scheduler::fork(Request& parent, const std::vector<SampledToken>& samples, std::vector<RequestOutput>& outputs) {
+  std::vector<Request*> children;
+  for (size_t i = 1; i < samples.size(); ++i) {
+    const RequestId cid = parent.id + RequestId(i);
+    DB_CHECK(!requests_.count(cid), "fork: sequence id " + std::to_string(cid) + " is in use");
+    auto child = std::make_unique<Request>(parent);
+    child->id = cid;
+    child->sample_index = parent.sample_index + static_cast<int32_t>(i);
+    child->num_samples = 1;
+    child->sampler_state.stream = parent.sampler_state.stream + static_cast<uint32_t>(i);
+    child->runner_knows = false;
+    kv_.fork(parent.id, cid);
+    children.push_back(child.get());
+    insert_running(child.get());
+    requests_.emplace(cid, std::move(child));
+  }
+  parent.num_samples = 1;
+  append_token(parent, samples[0], outputs);  // may finish (and free) the parent; children hold their blocks
+  for (size_t i = 1; i < samples.size(); ++i) append_token(*children[i - 1], samples[i], outputs);
+}
+
+void Scheduler::append_token(Request& r, const SampledToken& t, std::vector<RequestOutput>& outputs) {
+  r.tokens.push_back(t.token);
+  ++counters_.generated_tokens;
+  RequestOutput o;
+  o.id = r.id;
+  o.group_id = r.group_id;
+  o.sample_index = r.sample_index;
+  o.new_tokens.push_back(t);
+  const std::optional<StopDecision> stop = check_stop(r, cfg_.eos_token_ids, cfg_.max_model_len);
+  if (stop) {
+    o.status = stop->status;
+    o.stop_token = stop->stop_token;
+    r.stop_token = stop->stop_token;
+  }
+  outputs.push_back(std::move(o));
+  if (stop) finish(r, stop->status);
+}
+
+void Scheduler::insert_running(Request* r) {
+  auto pos = std::upper_bound(running_.begin(), running_.end(), r,
+                              [](const Request* a, const Request* b) { return runs_before(*a, *b); });
+  running_.insert(pos, r);
+}
+
+void Scheduler::finish(Request& r, RequestStatus status) {
+  if (r.status == RequestStatus::Running) {
+    running_.erase(std::find(running_.begin(), running_.end(), &r));
+  } else {
+    waiting_.remove(r.id);
+  }
+  kv_.free(r.id);
+  r.status = status;
+  if (r.runner_knows) finished_since_step_.push_back(r.id);
+  requests_.erase(r.id);
+}
+
+int32_t Scheduler::num_running_seqs() const {
+  int32_t n = 0;
+  for (const Request* r : running_) n += r->num_samples;
+  return n;
+}
+
+Request* Scheduler::find_mutable(RequestId id) {
+  auto it = requests_.find(id);
+  return it == requests_.end() ? nullptr : it->second.get();
+}
+
+const Request* Scheduler::find(RequestId id) const {
+  auto it = requests_.find(id);
+  return it == requests_.end() ? nullptr : it->second.get();
+}
+
+std::vector<RequestId> Scheduler::running_ids() const {
+  std::vector<RequestId> ids;
+  ids.reserve(running_.size());
+  for (const Request* r : running_) ids.push_back(r->id);
+  return ids;
+}
+
+std::vector<RequestId> Scheduler::live_ids() const {
+  std::vector<RequestId> ids;
+  ids.reserve(requests_.size());
+  for (const auto& [id, r] : requests_) ids.push_back(id);
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+}  // namespace db

@@ -1,0 +1,61 @@
+// Running the engine on the default model in tests: one shared model bundle,
+// and a collector that gathers each request's outputs.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+#include "runner/model_bundle.h"
+
+namespace db::test {
+
+inline const char* kDefaultModel = DB_SOURCE_DIR "/models/SmolLM2-135M-Instruct.Q4_1.gguf";
+
+// The default model, opened once; nullptr (and a test failure) when it is missing.
+ModelBundle* default_bundle();
+
+// Everything one sample produced.
+struct SampleResult {
+  std::vector<int32_t> tokens;
+  std::string text;
+  FinishReason finish = FinishReason::None;
+  std::string stop_reason;
+  int outputs = 0;  // callbacks received
+};
+
+// Everything one request produced.
+struct RequestResult {
+  std::vector<SampleResult> samples;
+  RequestStats stats;
+  int finals = 0;  // callbacks with final == true
+};
+
+// Thread-safe sink for OutputCallbacks.
+class Collector {
+ public:
+  OutputCallback callback();
+  // Results by request id (call after Engine::wait_idle()).
+  std::map<RequestId, RequestResult> results() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<RequestId, RequestResult> results_;
+};
+
+// A greedy, fixed-length request.
+EngineRequest greedy_request(std::vector<int32_t> prompt, int32_t max_tokens);
+
+// Runs the requests through one engine, all submitted at once; returns results in request order.
+std::vector<RequestResult> run_batch(const EngineConfig& cfg, const std::vector<EngineRequest>& reqs,
+                                     EngineStats* stats = nullptr);
+// Runs each request in an engine of its own (nothing else in flight).
+std::vector<RequestResult> run_alone(const EngineConfig& cfg, const std::vector<EngineRequest>& reqs);
+
+// Bytes of `blocks` KV blocks of the default model for the config's block size and dtype.
+int64_t kv_bytes_for_blocks(const EngineConfig& cfg, int64_t blocks);
+
+}  // namespace db::test
