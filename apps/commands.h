@@ -8,5 +8,6 @@ namespace db::cli {
 
 CLI::App* add_generate_command(CLI::App& app, std::function<int()>& action);
 CLI::App* add_chat_command(CLI::App& app, std::function<int()>& action);
+CLI::App* add_run_command(CLI::App& app, std::function<int()>& action);
 
 }  // namespace db::cli

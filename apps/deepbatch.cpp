@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   std::function<int()> action;
   db::cli::add_generate_command(app, action);
   db::cli::add_chat_command(app, action);
+  db::cli::add_run_command(app, action);
   CLI11_PARSE(app, argc, argv);
   try {
     return action ? action() : 0;

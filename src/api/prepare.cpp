@@ -1,0 +1,100 @@
+#include "api/prepare.h"
+
+#include <algorithm>
+
+#include "api/api_error.h"
+#include "runner/model_bundle.h"
+
+namespace db::api {
+
+namespace {
+
+EngineRequest engine_request_from(const CommonFields& c) {
+  EngineRequest e;
+  e.sampling = c.sampling;
+  e.n = c.n;
+  e.stop = c.stop;
+  e.stop_token_ids = c.stop_token_ids;
+  e.ignore_eos = c.ignore_eos;
+  e.skip_special_tokens = c.skip_special_tokens;
+  e.priority = c.priority;
+  return e;
+}
+
+void check_token_ids(const std::vector<int32_t>& ids, size_t vocab, const std::string& param) {
+  for (size_t i = 0; i < ids.size(); ++i)
+    if (ids[i] < 0 || static_cast<size_t>(ids[i]) >= vocab)
+      throw ApiError("'" + param + "' holds token id " + std::to_string(ids[i]) + " at position " + std::to_string(i) +
+                         ", outside the vocabulary of " + std::to_string(vocab) + " tokens",
+                     param, "invalid_value");
+}
+
+}  // namespace
+
+int32_t resolve_max_tokens(int64_t prompt_len, std::optional<int32_t> requested, int64_t default_tokens,
+                           int64_t max_context, const std::string& prompt_param) {
+  const std::string limit = "This model's maximum context length is " + std::to_string(max_context) + " tokens";
+  if (prompt_len >= max_context)
+    throw ApiError(limit + ", but the prompt has " + std::to_string(prompt_len) +
+                       " tokens, leaving no room to generate. Shorten the prompt.",
+                   prompt_param, "context_length_exceeded");
+  if (requested) {
+    if (prompt_len + *requested > max_context)
+      throw ApiError(limit + ". However, you requested " + std::to_string(prompt_len + *requested) + " tokens (" +
+                         std::to_string(prompt_len) + " in the prompt, " + std::to_string(*requested) +
+                         " for the completion). Reduce the prompt or max_tokens.",
+                     "max_tokens", "context_length_exceeded");
+    return *requested;
+  }
+  return static_cast<int32_t>(std::min(default_tokens, max_context - prompt_len));
+}
+
+PreparedRequest prepare_completion(const CompletionRequest& req, const ModelBundle& bundle, int64_t max_context) {
+  const Tokenizer& tok = bundle.tokenizer();
+  check_token_ids(req.common.stop_token_ids, tok.vocab_size(), "stop_token_ids");
+  PreparedRequest out;
+  for (size_t i = 0; i < req.prompts.size(); ++i) {
+    const PromptInput& p = req.prompts[i];
+    const std::string param = req.prompts.size() == 1 ? "prompt" : "prompt[" + std::to_string(i) + "]";
+    EngineRequest e = engine_request_from(req.common);
+    if (p.is_tokens) {
+      check_token_ids(p.tokens, tok.vocab_size(), param);
+      e.prompt = p.tokens;
+    } else {
+      e.prompt = bundle.encode_prompt(p.text);
+    }
+    if (e.prompt.empty()) throw ApiError("'" + param + "' is empty", param, "invalid_value");
+    e.max_tokens = resolve_max_tokens(static_cast<int64_t>(e.prompt.size()), req.max_tokens,
+                                      kDefaultCompletionMaxTokens, max_context, param);
+    std::string echo;
+    if (req.echo) echo = p.is_tokens ? tok.decode(p.tokens, req.common.skip_special_tokens) : p.text;
+    out.parts.push_back(std::move(e));
+    out.echo_texts.push_back(std::move(echo));
+  }
+  return out;
+}
+
+PreparedRequest prepare_chat(const ChatCompletionRequest& req, const ModelBundle& bundle, int64_t max_context) {
+  check_token_ids(req.common.stop_token_ids, bundle.tokenizer().vocab_size(), "stop_token_ids");
+  if (!bundle.has_chat_template())
+    throw ApiError("the model has no chat template; use /v1/completions with a plain prompt", "messages",
+                   "chat_template_missing");
+  EngineRequest e = engine_request_from(req.common);
+  try {
+    e.prompt = bundle.encode_chat(req.messages);
+  } catch (const ApiError&) {
+    throw;
+  } catch (const Error& err) {
+    throw ApiError(std::string("the chat template could not render these messages: ") + err.what(), "messages",
+                   "invalid_value");
+  }
+  if (e.prompt.empty()) throw ApiError("'messages' render to an empty prompt", "messages", "invalid_value");
+  e.max_tokens = resolve_max_tokens(static_cast<int64_t>(e.prompt.size()), req.max_tokens, max_context, max_context,
+                                    "messages");
+  PreparedRequest out;
+  out.parts.push_back(std::move(e));
+  out.echo_texts.emplace_back();
+  return out;
+}
+
+}  // namespace db::api

@@ -1,0 +1,41 @@
+// The fields /v1/completions and /v1/chat/completions share: model, sampling,
+// stop conditions, n, priority. Parsed from a request body into plain values.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/json_fields.h"
+#include "sample/sampling_params.h"
+
+namespace db::api {
+
+// Largest `n` (samples per prompt) a request may ask for.
+inline constexpr int64_t kMaxSamplesPerPrompt = 128;
+
+struct CommonFields {
+  std::string model;                     // "model" as given ("" when absent)
+  SamplingParams sampling;               // temperature, top_p/top_k/min_p, penalties, seed (logprobs set per endpoint)
+  int32_t n = 1;                         // samples per prompt, in [1, kMaxSamplesPerPrompt]
+  std::vector<std::string> stop;         // stop strings ("stop": string or list of strings), none empty
+  std::vector<int32_t> stop_token_ids;   // extra ids that end generation ("stop_token_ids")
+  bool ignore_eos = false;               // keep generating past end-of-generation tokens
+  bool skip_special_tokens = true;       // special tokens produce no text
+  int priority = 1;                      // 0 interactive, 1 normal, 2 background
+  bool stream = false;                   // "stream": answer as server-sent events
+  bool stream_include_usage = false;     // "stream_options": {"include_usage": true}
+  std::string user;                      // "user" (opaque end-user id; not used for generation)
+};
+
+// Reads the shared fields of `body` (an object). Unknown fields are ignored; a
+// known field of the wrong type or out of range throws ApiError naming it.
+CommonFields parse_common_fields(const Json& body);
+
+// `max_tokens`-style field: an integer >= 1, or unset.
+std::optional<int32_t> parse_max_tokens(const Json& body, const char* key);
+
+// Throws ApiError unless `body` is a JSON object.
+void require_object(const Json& body);
+
+}  // namespace db::api

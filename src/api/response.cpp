@@ -1,0 +1,148 @@
+#include "api/response.h"
+
+#include <chrono>
+#include <random>
+
+#include "tokenizer/tokenizer.h"
+
+namespace db::api {
+
+using OJson = nlohmann::ordered_json;
+
+namespace {
+
+std::string token_string(const Tokenizer& tok, int32_t id) { return tok.decode({id}, /*skip_special=*/false); }
+
+OJson token_bytes(const Tokenizer& tok, int32_t id) {
+  OJson bytes = OJson::array();
+  for (unsigned char b : tok.token_to_piece(id)) bytes.push_back(static_cast<int>(b));
+  return bytes;
+}
+
+// Completions' logprobs: {"tokens", "token_logprobs", "top_logprobs", "text_offset"}.
+OJson completion_logprobs(const ChoiceOutput& c, size_t echo_len, const Tokenizer& tok) {
+  OJson tokens = OJson::array(), lps = OJson::array(), tops = OJson::array(), offsets = OJson::array();
+  size_t offset = echo_len;
+  for (size_t i = 0; i < c.token_ids.size(); ++i) {
+    const std::string s = token_string(tok, c.token_ids[i]);
+    tokens.push_back(s);
+    lps.push_back(i < c.logprobs.size() ? OJson(c.logprobs[i]) : OJson(nullptr));
+    OJson top = OJson::object();
+    if (i < c.top_logprobs.size())
+      for (const auto& [id, lp] : c.top_logprobs[i]) top[token_string(tok, id)] = lp;
+    tops.push_back(std::move(top));
+    offsets.push_back(offset);
+    offset += s.size();
+  }
+  OJson out;
+  out["tokens"] = std::move(tokens);
+  out["token_logprobs"] = std::move(lps);
+  out["top_logprobs"] = std::move(tops);
+  out["text_offset"] = std::move(offsets);
+  return out;
+}
+
+OJson chat_logprob_entry(const Tokenizer& tok, int32_t id, float lp) {
+  OJson e;
+  e["token"] = token_string(tok, id);
+  e["logprob"] = lp;
+  e["bytes"] = token_bytes(tok, id);
+  return e;
+}
+
+// Chat logprobs: {"content": [{"token", "logprob", "bytes", "top_logprobs": [{"token", "logprob", "bytes"}]}]}.
+OJson chat_logprobs(const ChoiceOutput& c, const Tokenizer& tok) {
+  OJson content = OJson::array();
+  for (size_t i = 0; i < c.token_ids.size(); ++i) {
+    OJson e = chat_logprob_entry(tok, c.token_ids[i], i < c.logprobs.size() ? c.logprobs[i] : 0.0f);
+    OJson top = OJson::array();
+    if (i < c.top_logprobs.size())
+      for (const auto& [id, lp] : c.top_logprobs[i]) top.push_back(chat_logprob_entry(tok, id, lp));
+    e["top_logprobs"] = std::move(top);
+    content.push_back(std::move(e));
+  }
+  return {{"content", std::move(content)}};
+}
+
+OJson envelope(const char* object, const ResponseMeta& meta) {
+  OJson body;
+  body["id"] = meta.id;
+  body["object"] = object;
+  body["created"] = meta.created;
+  body["model"] = meta.model;
+  return body;
+}
+
+}  // namespace
+
+OJson finish_reason_json(FinishReason r) {
+  switch (r) {
+    case FinishReason::Stop: return "stop";
+    case FinishReason::Length: return "length";
+    case FinishReason::Abort: return "abort";
+    case FinishReason::Error: return "error";
+    case FinishReason::None: break;
+  }
+  return nullptr;
+}
+
+std::string new_response_id(const std::string& prefix) {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  static const char* kHex = "0123456789abcdef";
+  std::string id = prefix;
+  for (int i = 0; i < 24; ++i) id += kHex[rng() & 15];
+  return id;
+}
+
+int64_t unix_time_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+OJson usage_json(const GenerationResult& result) {
+  OJson u;
+  u["prompt_tokens"] = result.prompt_tokens();
+  u["completion_tokens"] = result.completion_tokens();
+  u["total_tokens"] = result.prompt_tokens() + result.completion_tokens();
+  return u;
+}
+
+OJson completion_response(const CompletionRequest& req, const GenerationResult& result, const Tokenizer& tok,
+                          const ResponseMeta& meta) {
+  OJson body = envelope("text_completion", meta);
+  OJson choices = OJson::array();
+  for (size_t i = 0; i < result.choices().size(); ++i) {
+    const ChoiceOutput& c = result.choices()[i];
+    OJson choice;
+    choice["index"] = i;
+    choice["text"] = c.text;
+    choice["logprobs"] = req.logprobs ? completion_logprobs(c, c.echo_bytes, tok) : OJson(nullptr);
+    choice["finish_reason"] = finish_reason_json(c.finish);
+    choices.push_back(std::move(choice));
+  }
+  body["choices"] = std::move(choices);
+  body["usage"] = usage_json(result);
+  return body;
+}
+
+OJson chat_completion_response(const ChatCompletionRequest& req, const GenerationResult& result, const Tokenizer& tok,
+                               const ResponseMeta& meta) {
+  OJson body = envelope("chat.completion", meta);
+  OJson choices = OJson::array();
+  for (size_t i = 0; i < result.choices().size(); ++i) {
+    const ChoiceOutput& c = result.choices()[i];
+    OJson message;
+    message["role"] = "assistant";
+    message["content"] = c.text;
+    OJson choice;
+    choice["index"] = i;
+    choice["message"] = std::move(message);
+    choice["logprobs"] = req.logprobs ? chat_logprobs(c, tok) : OJson(nullptr);
+    choice["finish_reason"] = finish_reason_json(c.finish);
+    choices.push_back(std::move(choice));
+  }
+  body["choices"] = std::move(choices);
+  body["usage"] = usage_json(result);
+  return body;
+}
+
+}  // namespace db::api

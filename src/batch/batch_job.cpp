@@ -1,0 +1,270 @@
+#include "batch/batch_job.h"
+
+#include <chrono>
+#include <cstdio>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include "api/api_error.h"
+#include "api/openai_request.h"
+#include "batch/batch_input.h"
+#include "batch/batch_record.h"
+#include "engine/engine.h"
+#include "runner/model_bundle.h"
+#include "util/error.h"
+
+namespace db::batch {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// One API request on its way through the engine (one engine request per prompt).
+struct Group {
+  Group(const BatchItem& it, const api::PreparedRequest& prepared) : item(&it), result(prepared) {}
+  const BatchItem* item;
+  api::GenerationResult result;   // guarded by BatchJob::mu_ until completed
+  std::vector<RequestId> ids;     // engine ids of the submitted parts
+  std::string submit_error;       // set when the engine refused a part
+  bool completed = false;         // queued for writing
+};
+
+class BatchJob {
+ public:
+  BatchJob(Engine& engine, const ModelBundle& bundle, const BatchJobOptions& opts)
+      : engine_(engine), bundle_(bundle), opts_(opts), writer_(opts.output_path, opts.sync),
+        progress_(opts.progress_out, opts.progress_tty) {}
+
+  BatchSummary run();
+
+ private:
+  void write_bad_lines(const BatchInput& input, JournalState& state);
+  void start(const BatchItem& item);
+  void submit_parts(Group* g, api::PreparedRequest& prepared);
+  void on_output(Group* g, size_t part, const SampleOutput& out, const RequestStats& stats, bool final);
+  void finish(Group* g);
+  void write_error(const BatchItem& item, const std::string& code, const std::string& message);
+  void drain_until_idle();
+  ProgressSnapshot snapshot() const;
+
+  Engine& engine_;
+  const ModelBundle& bundle_;
+  const BatchJobOptions& opts_;
+  JournalWriter writer_;
+  ProgressReporter progress_;
+  BatchSummary summary_;
+  size_t total_ = 0, done_ = 0, failed_this_run_ = 0;
+  int64_t generated_at_start_ = 0;
+  Clock::time_point start_ = Clock::now();
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::unordered_map<Group*, std::unique_ptr<Group>> groups_;  // in flight
+  std::deque<Group*> completed_;                               // finished, not yet written
+  size_t open_parts_ = 0;                                      // submitted parts without their final output
+};
+
+void BatchJob::write_bad_lines(const BatchInput& input, JournalState& state) {
+  for (const LineError& e : input.errors) {
+    if (is_line_level_code(e.code)) {
+      auto it = state.line_errors.find({e.code, e.custom_id.value_or("")});
+      if (it != state.line_errors.end() && it->second > 0) {
+        --it->second;
+        ++summary_.skipped;
+        continue;
+      }
+    } else if (e.custom_id && state.finished.count(*e.custom_id)) {
+      ++summary_.skipped;
+      continue;
+    }
+    writer_.append(error_record(e.custom_id, e.code, e.message));
+    ++summary_.failed;
+  }
+}
+
+void BatchJob::write_error(const BatchItem& item, const std::string& code, const std::string& message) {
+  writer_.append(error_record(item.custom_id, code, "line " + std::to_string(item.line_no) + ": " + message));
+  ++summary_.failed;
+  ++failed_this_run_;
+  ++done_;
+}
+
+void BatchJob::start(const BatchItem& item) {
+  api::PreparedRequest prepared;
+  try {
+    prepared = api::prepare_request(item.request, bundle_, opts_.max_context);
+  } catch (const api::ApiError& e) {
+    write_error(item, e.code().empty() ? "invalid_request" : e.code(), std::string("invalid body: ") + e.what());
+    return;
+  } catch (const Error& e) {
+    write_error(item, "invalid_request", std::string("cannot prepare the request: ") + e.what());
+    return;
+  }
+  auto owned = std::make_unique<Group>(item, prepared);
+  Group* g = owned.get();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    groups_.emplace(g, std::move(owned));
+  }
+  submit_parts(g, prepared);
+}
+
+void BatchJob::submit_parts(Group* g, api::PreparedRequest& prepared) {
+  for (size_t part = 0; part < prepared.parts.size(); ++part) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++open_parts_;
+    }
+    try {
+      const RequestId id = engine_.submit(std::move(prepared.parts[part]),
+                                          [this, g, part](RequestId, const SampleOutput& out, const RequestStats& st,
+                                                          bool final) { on_output(g, part, out, st, final); });
+      std::lock_guard<std::mutex> lock(mu_);
+      g->ids.push_back(id);
+    } catch (const Error& e) {
+      std::vector<RequestId> to_abort;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        --open_parts_;
+        g->submit_error = e.what();
+        for (size_t rest = part; rest < prepared.parts.size(); ++rest) g->result.close_part(rest);
+        to_abort = g->ids;
+        if (g->result.done() && !g->completed) {
+          g->completed = true;
+          completed_.push_back(g);
+        }
+      }
+      for (RequestId id : to_abort) engine_.abort(id);
+      cv_.notify_one();
+      return;
+    }
+  }
+}
+
+void BatchJob::on_output(Group* g, size_t part, const SampleOutput& out, const RequestStats& stats, bool final) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const bool done = g->result.add(part, out, stats, final);
+    if (final) --open_parts_;
+    if (done && !g->completed) {
+      g->completed = true;
+      completed_.push_back(g);
+    }
+  }
+  if (final) cv_.notify_one();
+}
+
+void BatchJob::finish(Group* g) {
+  const BatchItem& item = *g->item;
+  const api::GenerationResult& r = g->result;
+  if (!g->submit_error.empty()) {
+    write_error(item, "engine_rejected", "the engine refused the request: " + g->submit_error);
+  } else if (r.failed()) {
+    write_error(item, "generation_failed", "generation did not complete: " + r.failure_message());
+  } else {
+    api::ResponseMeta meta;
+    meta.created = api::unix_time_now();
+    meta.model = api::common_fields(item.request).model;
+    if (meta.model.empty()) meta.model = opts_.model_name;
+    writer_.append(success_record(item.custom_id, api::build_response(item.request, r, bundle_.tokenizer(), meta)));
+    ++summary_.ok;
+    ++done_;
+  }
+  summary_.prompt_tokens += r.prompt_tokens();
+  summary_.cached_prompt_tokens += r.cached_prompt_tokens();
+  summary_.generated_tokens += r.completion_tokens();
+}
+
+ProgressSnapshot BatchJob::snapshot() const {
+  ProgressSnapshot s;
+  s.done = done_;
+  s.total = total_;
+  s.failed = failed_this_run_;
+  s.generated_tokens = engine_.stats().generated_tokens - generated_at_start_;
+  s.elapsed_seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+  return s;
+}
+
+void BatchJob::drain_until_idle() {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] { return open_parts_ == 0; });
+}
+
+BatchSummary BatchJob::run() {
+  JournalState state = recover_journal(opts_.output_path);
+  if (opts_.progress_out && state.records > 0) {
+    std::fprintf(opts_.progress_out, "[deepbatch run] resuming: %zu records already in %s", state.records,
+                 opts_.output_path.c_str());
+    if (state.truncated_bytes > 0)
+      std::fprintf(opts_.progress_out, " (cut a torn last line of %llu bytes)",
+                   static_cast<unsigned long long>(state.truncated_bytes));
+    std::fputc('\n', opts_.progress_out);
+  }
+  const BatchInput input = read_batch_input(opts_.input_path);
+  summary_.input_lines = input.lines;
+  generated_at_start_ = engine_.stats().generated_tokens;
+  write_bad_lines(input, state);
+
+  std::vector<const BatchItem*> pending;
+  for (const BatchItem& item : input.items) {
+    if (state.finished.count(item.custom_id)) ++summary_.skipped;
+    else pending.push_back(&item);
+  }
+  total_ = pending.size();
+
+  size_t next = 0;
+  try {
+    while (true) {
+      // Submit up to the window, a bounded number per round so that progress keeps flowing.
+      for (size_t started = 0; started < 256 && next < pending.size(); ++started) {
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          if (groups_.size() >= opts_.max_in_flight) break;
+        }
+        start(*pending[next++]);
+      }
+      std::deque<Group*> ready;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        if (groups_.empty() && next == pending.size()) break;
+        const bool can_start = next < pending.size() && groups_.size() < opts_.max_in_flight;
+        if (!can_start)
+          cv_.wait_for(lock, std::chrono::milliseconds(200), [&] { return !completed_.empty(); });
+        ready.swap(completed_);
+      }
+      for (Group* g : ready) {
+        finish(g);
+        std::lock_guard<std::mutex> lock(mu_);
+        groups_.erase(g);
+      }
+      writer_.tick();
+      progress_.update(snapshot());
+    }
+  } catch (...) {
+    std::vector<RequestId> ids;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (auto& [g, owned] : groups_) ids.insert(ids.end(), g->ids.begin(), g->ids.end());
+    }
+    for (RequestId id : ids) engine_.abort(id);
+    drain_until_idle();
+    throw;
+  }
+  writer_.sync();
+  progress_.finish(snapshot());
+  summary_.wall_seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+  return summary_;
+}
+
+}  // namespace
+
+BatchSummary run_batch_job(Engine& engine, const ModelBundle& bundle, const BatchJobOptions& opts) {
+  if (opts.max_context <= 0) throw Error("run_batch_job: max_context must be positive");
+  BatchJob job(engine, bundle, opts);
+  return job.run();
+}
+
+}  // namespace db::batch

@@ -1,0 +1,130 @@
+// Turning requests into engine requests with the default model's tokenizer and
+// chat template: token budgets against the context, errors naming the param.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "api/api_error.h"
+#include "api/openai_request.h"
+#include "runner/model_bundle.h"
+#include "tokenizer/tokenizer.h"
+
+namespace db::api {
+namespace {
+
+const char* kModel = DB_SOURCE_DIR "/models/SmolLM2-135M-Instruct.Q4_1.gguf";
+
+class PrepareTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (std::filesystem::exists(kModel)) bundle_ = ModelBundle::open(kModel).release();
+  }
+  static void TearDownTestSuite() {
+    delete bundle_;
+    bundle_ = nullptr;
+  }
+  void SetUp() override {
+    ASSERT_NE(bundle_, nullptr) << "missing " << kModel << " (run scripts/setup.sh to download the default model)";
+  }
+  static PreparedRequest prep(Endpoint e, const std::string& body, int64_t ctx = 2048) {
+    return prepare_request(parse_request(e, Json::parse(body)), *bundle_, ctx);
+  }
+  static std::string error_code(Endpoint e, const std::string& body, int64_t ctx, std::string* param = nullptr) {
+    try {
+      prep(e, body, ctx);
+    } catch (const ApiError& err) {
+      if (param) *param = err.param();
+      return err.code();
+    }
+    return "<no error>";
+  }
+  static ModelBundle* bundle_;
+};
+ModelBundle* PrepareTest::bundle_ = nullptr;
+
+TEST_F(PrepareTest, CompletionDefaultsAndSampling) {
+  const auto p = prep(Endpoint::Completions,
+                      R"({"prompt": "The capital of France is", "temperature": 0, "stop": ["."], "n": 2,
+                          "priority": 2, "ignore_eos": true, "stop_token_ids": [2]})");
+  ASSERT_EQ(p.parts.size(), 1u);
+  const EngineRequest& e = p.parts[0];
+  EXPECT_EQ(e.prompt, bundle_->encode_prompt("The capital of France is"));
+  EXPECT_EQ(e.max_tokens, 16);
+  EXPECT_TRUE(e.sampling.is_greedy());
+  EXPECT_EQ(e.stop, (std::vector<std::string>{"."}));
+  EXPECT_EQ(e.n, 2);
+  EXPECT_EQ(e.priority, 2);
+  EXPECT_TRUE(e.ignore_eos);
+  EXPECT_EQ(e.stop_token_ids, (std::vector<int32_t>{2}));
+  EXPECT_EQ(p.echo_texts[0], "");
+}
+
+TEST_F(PrepareTest, SeveralPromptsBecomeSeveralParts) {
+  const auto p = prep(Endpoint::Completions, R"({"prompt": ["a b c", "d e"], "max_tokens": 5, "echo": true})");
+  ASSERT_EQ(p.parts.size(), 2u);
+  EXPECT_EQ(p.parts[0].prompt, bundle_->encode_prompt("a b c"));
+  EXPECT_EQ(p.parts[1].prompt, bundle_->encode_prompt("d e"));
+  EXPECT_EQ(p.parts[1].max_tokens, 5);
+  EXPECT_EQ(p.echo_texts[0], "a b c");
+  EXPECT_EQ(p.echo_texts[1], "d e");
+  const auto ids = prep(Endpoint::Completions, R"({"prompt": [[1, 2, 3], [4]], "echo": true})");
+  ASSERT_EQ(ids.parts.size(), 2u);
+  EXPECT_EQ(ids.parts[0].prompt, (std::vector<int32_t>{1, 2, 3}));
+  EXPECT_EQ(ids.parts[1].prompt, (std::vector<int32_t>{4}));
+  EXPECT_EQ(ids.echo_texts[0], bundle_->tokenizer().decode({1, 2, 3}, true));
+}
+
+TEST_F(PrepareTest, ChatUsesTheTemplateAndTheRestOfTheContext) {
+  const auto p = prep(Endpoint::ChatCompletions,
+                      R"({"messages": [{"role": "system", "content": "Be brief."},
+                                       {"role": "user", "content": [{"type": "text", "text": "Hi"}]}]})",
+                      1000);
+  ASSERT_EQ(p.parts.size(), 1u);
+  const auto expected = bundle_->encode_chat({{"system", "Be brief."}, {"user", "Hi"}});
+  EXPECT_EQ(p.parts[0].prompt, expected);
+  EXPECT_EQ(p.parts[0].max_tokens, 1000 - static_cast<int32_t>(expected.size()));
+  const auto capped = prep(Endpoint::ChatCompletions,
+                           R"({"messages": [{"role": "user", "content": "Hi"}], "max_completion_tokens": 7})");
+  EXPECT_EQ(capped.parts[0].max_tokens, 7);
+}
+
+TEST_F(PrepareTest, ContextLimits) {
+  std::string param;
+  // A prompt of ~ 60 tokens in a 16-token context.
+  std::string words;
+  for (int i = 0; i < 20; ++i) words += "the cat sat ";
+  const std::string long_prompt = R"({"prompt": ")" + words + R"("})";
+  EXPECT_EQ(error_code(Endpoint::Completions, long_prompt, 16, &param), "context_length_exceeded");
+  EXPECT_EQ(param, "prompt");
+  EXPECT_EQ(error_code(Endpoint::Completions, R"({"prompt": "Hello there", "max_tokens": 100})", 50, &param),
+            "context_length_exceeded");
+  EXPECT_EQ(param, "max_tokens");
+  EXPECT_EQ(error_code(Endpoint::ChatCompletions, R"({"messages": [{"role": "user", "content": "Hello"}]})", 10, &param),
+            "context_length_exceeded");
+  EXPECT_EQ(param, "messages");
+  // The default budget (16) shrinks to fit instead of failing.
+  const auto p = prep(Endpoint::Completions, R"({"prompt": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]})", 20);
+  EXPECT_EQ(p.parts[0].max_tokens, 10);
+}
+
+TEST_F(PrepareTest, BadTokenIds) {
+  std::string param;
+  EXPECT_EQ(error_code(Endpoint::Completions, R"({"prompt": [1, 99999999]})", 2048, &param), "invalid_value");
+  EXPECT_EQ(param, "prompt");
+  EXPECT_EQ(error_code(Endpoint::Completions, R"({"prompt": [[1], [99999999]]})", 2048, &param), "invalid_value");
+  EXPECT_EQ(param, "prompt[1]");
+  EXPECT_EQ(error_code(Endpoint::Completions, R"({"prompt": "x", "stop_token_ids": [99999999]})", 2048, &param),
+            "invalid_value");
+  EXPECT_EQ(param, "stop_token_ids");
+}
+
+TEST(ResolveMaxTokens, Rules) {
+  EXPECT_EQ(resolve_max_tokens(10, std::nullopt, 16, 100, "prompt"), 16);
+  EXPECT_EQ(resolve_max_tokens(90, std::nullopt, 16, 100, "prompt"), 10);
+  EXPECT_EQ(resolve_max_tokens(90, 10, 16, 100, "prompt"), 10);
+  EXPECT_THROW(resolve_max_tokens(90, 11, 16, 100, "prompt"), ApiError);
+  EXPECT_THROW(resolve_max_tokens(100, std::nullopt, 16, 100, "prompt"), ApiError);
+}
+
+}  // namespace
+}  // namespace db::api
