@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "util/utf8_encode.h"
+
 namespace db::chat::text {
 
 std::u32string decode(std::string_view s) {
@@ -47,23 +49,7 @@ std::u32string decode(std::string_view s) {
   return out;
 }
 
-void append(std::string& out, char32_t cp) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
+void append(std::string& out, char32_t cp) { append_utf8(out, static_cast<uint32_t>(cp)); }
 
 std::string encode(std::u32string_view s) {
   std::string out;

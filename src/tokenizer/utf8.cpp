@@ -1,5 +1,7 @@
 #include "tokenizer/utf8.h"
 
+#include "util/utf8_encode.h"
+
 namespace db::utf8 {
 
 namespace {
@@ -62,23 +64,7 @@ size_t decode(std::string_view s, size_t pos, uint32_t& cp) {
   return n;
 }
 
-void append(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
+void append(std::string& out, uint32_t cp) { append_utf8(out, cp); }
 
 size_t valid_prefix_length(std::string_view s) {
   size_t pos = 0;
