@@ -10,9 +10,11 @@ cd "$(dirname "$0")/.."
 APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config git ca-certificates unzip
   nlohmann-json3-dev libpcre2-dev libcli11-dev libxxhash-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libboost-dev curl
   python3 python3-pip
 )
+# Python packages for the end-to-end tests (the official OpenAI client drives the server).
+PY_PACKAGES=(openai==3.57.0)
 
 log() { echo "[setup] $*"; }
 
@@ -37,6 +39,16 @@ install_packages() {
   fi
 }
 
+install_python_packages() {
+  if python3 -c "import openai" 2>/dev/null; then  # any recent version will do
+    log "Python packages present"
+    return
+  fi
+  log "installing Python packages: ${PY_PACKAGES[*]}"
+  python3 -m pip install -q "${PY_PACKAGES[@]}" ||
+    python3 -m pip install -q --break-system-packages "${PY_PACKAGES[@]}"
+}
+
 build() {
   local dir=$1; shift
   cmake -S . -B "$dir" -G Ninja "$@" >/dev/null
@@ -44,6 +56,7 @@ build() {
 }
 
 install_packages
+install_python_packages
 bash scripts/fetch_default_model.sh
 if [[ "${1:-}" != "--no-build" ]]; then
   log "building Release in build/"
