@@ -15,7 +15,7 @@ class RequestReader {
   enum class Status { need_more, done, error };
   struct Outcome {
     Status status = Status::need_more;
-    int http_status = 0;   // for errors: 400, 413 or 431
+    int http_status = 0;   // for errors: 400, 413, 417 or 431
     std::string message;   // for errors: what was wrong
   };
 

@@ -1,0 +1,149 @@
+#include "http/request_reader.h"
+
+#include <algorithm>
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <cctype>
+#include <limits>
+#include <optional>
+
+namespace db::http {
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+
+struct RequestReader::ParserBox {
+  std::optional<bhttp::request_parser<bhttp::string_body>> parser;
+};
+
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string_view sv(beast::string_view s) { return {s.data(), s.size()}; }
+
+std::string trim(std::string_view s) {
+  size_t b = 0, e = s.size();
+  while (b < e && (s[b] == ' ' || s[b] == '\t')) ++b;
+  while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t')) --e;
+  return std::string(s.substr(b, e - b));
+}
+
+RequestReader::Outcome error_outcome(int status, std::string message) {
+  return {RequestReader::Status::error, status, std::move(message)};
+}
+
+RequestReader::Outcome map_parse_error(const beast::error_code& ec, size_t max_header, size_t max_body) {
+  if (ec == bhttp::error::header_limit) {
+    return error_outcome(431, "request head exceeds " + std::to_string(max_header) + " bytes");
+  }
+  if (ec == bhttp::error::body_limit) {
+    return error_outcome(413, "request body exceeds " + std::to_string(max_body) + " bytes");
+  }
+  return error_outcome(400, "malformed request: " + ec.message());
+}
+
+}  // namespace
+
+RequestReader::RequestReader(size_t max_header_bytes, size_t max_body_bytes)
+    : max_header_bytes_(max_header_bytes), max_body_bytes_(max_body_bytes), parser_(std::make_unique<ParserBox>()) {
+  reset();
+}
+
+RequestReader::~RequestReader() = default;
+
+void RequestReader::reset() {
+  auto& p = parser_->parser.emplace();
+  p.eager(true);
+  p.header_limit(static_cast<std::uint32_t>(
+      std::min<size_t>(max_header_bytes_, std::numeric_limits<std::uint32_t>::max())));
+  p.body_limit(max_body_bytes_);
+  started_ = false;
+  head_checked_ = false;
+  continue_pending_ = false;
+}
+
+bool RequestReader::header_done() const { return parser_->parser->is_header_done(); }
+
+bool RequestReader::take_continue_request() {
+  bool pending = continue_pending_;
+  continue_pending_ = false;
+  return pending;
+}
+
+bool RequestReader::keep_alive() const { return parser_->parser->get().keep_alive(); }
+
+bool RequestReader::http10() const { return parser_->parser->get().version() < 11; }
+
+RequestReader::Outcome RequestReader::check_head() {
+  head_checked_ = true;
+  const auto& msg = parser_->parser->get();
+  auto te = msg.find(bhttp::field::transfer_encoding);
+  if (te != msg.end()) {
+    if (lower(trim(sv(te->value()))) != "chunked") {
+      return error_outcome(400, "unsupported Transfer-Encoding '" + std::string(te->value()) + "' (only chunked)");
+    }
+    if (msg.find(bhttp::field::content_length) != msg.end()) {
+      return error_outcome(400, "both Transfer-Encoding and Content-Length given");
+    }
+  }
+  auto expect = msg.find(bhttp::field::expect);
+  if (expect != msg.end()) {
+    if (lower(trim(sv(expect->value()))) != "100-continue") {
+      return error_outcome(417, "unsupported Expect '" + std::string(expect->value()) + "'");
+    }
+    continue_pending_ = msg.version() >= 11 && !parser_->parser->is_done();
+  }
+  return {};
+}
+
+RequestReader::Outcome RequestReader::feed(std::string& in) {
+  auto& p = *parser_->parser;
+  size_t offset = 0;
+  Outcome outcome;
+  if (!in.empty()) started_ = true;
+  while (offset < in.size()) {
+    beast::error_code ec;
+    size_t n = p.put(boost::asio::const_buffer(in.data() + offset, in.size() - offset), ec);
+    offset += n;
+    if (ec && ec != bhttp::error::need_more) {
+      outcome = map_parse_error(ec, max_header_bytes_, max_body_bytes_);
+      break;
+    }
+    if (p.is_header_done() && !head_checked_) {
+      outcome = check_head();
+      if (outcome.status == Status::error) break;
+    }
+    if (p.is_done()) {
+      outcome.status = Status::done;
+      break;
+    }
+    if (ec == bhttp::error::need_more || n == 0) break;
+  }
+  in.erase(0, offset);
+  return outcome;
+}
+
+Request RequestReader::take(std::string remote) {
+  auto msg = parser_->parser->release();
+  Request req;
+  req.method = std::string(msg.method_string());
+  req.target = std::string(msg.target());
+  size_t q = req.target.find('?');
+  req.path = req.target.substr(0, q);
+  req.query = q == std::string::npos ? "" : req.target.substr(q + 1);
+  for (const auto& field : msg) {
+    req.headers.emplace_back(lower(sv(field.name_string())), trim(sv(field.value())));
+  }
+  req.body = std::move(msg.body());
+  req.remote = std::move(remote);
+  reset();
+  return req;
+}
+
+}  // namespace db::http
