@@ -5,7 +5,8 @@
   no-prefix    the same with prefix caching off
   one-at-a-time `deepbatch run --max-num-seqs 1` (static: one request after another)
   llama-server a llama.cpp-family server with parallel slots (-np N, continuous batching),
-               driven with the same request bodies by N concurrent clients
+               driven with the same request bodies by N concurrent clients (it serves one
+               choice per request, so a request with n > 1 is sent as n requests)
 
 Each run's wall time covers the whole file; generated and prompt tokens are read
 from the `usage` of every response. Outputs of sampled requests differ between
@@ -100,6 +101,18 @@ def post(port, url, body):
     return json.loads(data)
 
 
+def peer_jobs(reqs):
+    """The peer serves one choice per request: a request with n > 1 becomes n requests
+    with n = 1 (its prompt tokens are counted once)."""
+    jobs = []
+    for r in reqs:
+        n = int(r["body"].get("n", 1) or 1)
+        for i in range(n):
+            body = dict(r["body"], n=1)
+            jobs.append((r["url"], body, i == 0))
+    return jobs
+
+
 def run_peer_server(args, reqs):
     port = free_port()
     slots = args.concurrency
@@ -111,12 +124,14 @@ def run_peer_server(args, reqs):
         wait_health(port, proc)
         t0 = time.perf_counter()
         with concurrent.futures.ThreadPoolExecutor(max_workers=slots) as pool:
-            bodies = list(pool.map(lambda r: post(port, r["url"], r["body"]), reqs))
+            answers = list(pool.map(lambda job: (post(port, job[0], job[1]), job[2]), peer_jobs(reqs)))
         wall = time.perf_counter() - t0
     finally:
         proc.terminate()
         proc.wait(timeout=60)
-    prompt, gen = usage_totals(bodies)
+    prompt = sum(b["usage"]["prompt_tokens"] for b, first in answers if first)
+    gen = sum(b["usage"]["completion_tokens"] for b, _ in answers)
+    bodies = [b for b, first in answers if first]
     return {"label": "llama-server -np %d" % slots, "wall_s": wall, "requests": len(bodies), "errors": 0,
             "prompt_tokens": prompt, "generated_tokens": gen}
 

@@ -20,6 +20,7 @@
 // is dropped, and the sequence is stopped at the next step; tokens it sampled in
 // between are discarded.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -46,6 +47,8 @@ struct EngineConfig {
 
 struct EngineStats {
   int64_t running = 0, waiting = 0;           // sequences now (a forked request counts n)
+  std::array<int64_t, 3> running_by_priority{};  // running sequences of priority class 0, 1, 2
+  std::array<int64_t, 3> waiting_by_priority{};  // waiting sequences of priority class 0, 1, 2
   int64_t prompt_tokens = 0;                  // prompt tokens computed (excluding cache hits; recomputation included)
   int64_t cached_prompt_tokens = 0;           // prompt tokens served by the prefix cache
   int64_t generated_tokens = 0;               // tokens sampled

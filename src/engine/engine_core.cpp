@@ -153,6 +153,10 @@ EngineStats EngineCore::stats() const {
   EngineStats s;
   s.running = sched_->num_running();
   s.waiting = sched_->num_waiting();
+  for (int p = 0; p < 3; ++p) {
+    s.running_by_priority[p] = sched_->num_running_of_class(p);
+    s.waiting_by_priority[p] = sched_->num_waiting_of_class(p);
+  }
   s.prompt_tokens = c.prompt_tokens_computed;
   s.cached_prompt_tokens = c.cached_prompt_tokens;
   s.generated_tokens = c.generated_tokens;

@@ -263,6 +263,12 @@ int32_t Scheduler::num_running_seqs() const {
   return n;
 }
 
+int32_t Scheduler::num_running_of_class(int priority) const {
+  int32_t n = 0;
+  for (const Request* r : running_) n += r->priority == priority;
+  return n;
+}
+
 Request* Scheduler::find_mutable(RequestId id) {
   auto it = requests_.find(id);
   return it == requests_.end() ? nullptr : it->second.get();

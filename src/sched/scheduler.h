@@ -85,6 +85,11 @@ class Scheduler {
   int32_t num_waiting() const { return static_cast<int32_t>(waiting_.size()); }
   // Running sequences plus the forks that unforked parents will make.
   int32_t num_running_seqs() const;
+  // Running / waiting sequences of one priority class.
+  int32_t num_running_of_class(int priority) const;
+  int32_t num_waiting_of_class(int priority) const {
+    return static_cast<int32_t>(waiting_.size_of_class(priority));
+  }
   // The live request with this id, or nullptr.
   const Request* find(RequestId id) const;
   // Running ids in service order; waiting ids in admission order.

@@ -134,6 +134,12 @@ TEST(Scheduler, AdmitsByPriorityThenArrival) {
   EXPECT_EQ(entry(o, 3).block_ids, (Blocks{1}));
   EXPECT_EQ(entry(o, 1).block_ids, (Blocks{2}));
   EXPECT_EQ(s.running_ids(), (Ids{3, 1}));
+  EXPECT_EQ(s.num_running_of_class(0), 1);
+  EXPECT_EQ(s.num_running_of_class(1), 1);
+  EXPECT_EQ(s.num_running_of_class(2), 0);
+  EXPECT_EQ(s.num_waiting_of_class(0), 0);
+  EXPECT_EQ(s.num_waiting_of_class(1), 1);
+  EXPECT_EQ(s.num_waiting_of_class(2), 1);
   const auto outs = s.update(o, fake_run(s, o));  // 3 finishes (max_tokens 1): a slot opens
   ASSERT_EQ(outs.size(), 2u);
   EXPECT_EQ(outs[0].id, 3u);
