@@ -15,6 +15,23 @@ namespace db::kernels {
 // Each weight block is read once per call for all tokens (tiled over tokens).
 void matmul(const TensorView& W, const float* X, int64_t n_tokens, float* Y, ThreadPool& pool);
 
+// One product of a group that shares its input rows: Y = X * W^T as in matmul().
+struct MatmulTask {
+  const TensorView* w;  // weight {out, in}; every task of a group has the same `in`
+  float* y;             // n_tokens rows of w->rows() floats
+};
+
+// Runs every task of the group in one parallel region, quantizing the shared
+// activations once per block format. Each output equals matmul()'s bit for bit.
+void matmul_group(const MatmulTask* tasks, int n_tasks, const float* X, int64_t n_tokens, ThreadPool& pool);
+
+// The feed-forward gate: out[t, o] = silu(gate . x_t) * (up . x_t), with the two
+// products computed and combined row range by row range in one parallel region
+// (bit for bit the same as two matmul() calls followed by swiglu()).
+// gate and up have the same shape; up_scratch holds n_tokens * rows floats.
+void matmul_swiglu(const TensorView& gate, const TensorView& up, const float* X, int64_t n_tokens, float* out,
+                   float* up_scratch, ThreadPool& pool);
+
 // Dequantizes row r of W (W.cols() elements) into dst; used for embedding lookups.
 void dequantize_row(const TensorView& W, int64_t r, float* dst);
 

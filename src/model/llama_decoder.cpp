@@ -101,9 +101,8 @@ void LlamaDecoder::attention_block(int layer, const Batch& batch, const Attentio
   const int64_t n = batch.num_tokens(), hd = config_.head_dim;
   const int64_t q_dim = config_.n_heads * hd, kv_dim = config_.n_kv_heads * hd;
   rms_norm_rows(s_.x.data(), w.attn_norm, n, config_.hidden, config_.rms_eps, s_.xn.data(), pool);
-  kernels::matmul(w.attn_q, s_.xn.data(), n, s_.q.data(), pool);
-  kernels::matmul(w.attn_k, s_.xn.data(), n, s_.k.data(), pool);
-  kernels::matmul(w.attn_v, s_.xn.data(), n, s_.v.data(), pool);
+  const kernels::MatmulTask qkv[3] = {{&w.attn_q, s_.q.data()}, {&w.attn_k, s_.k.data()}, {&w.attn_v, s_.v.data()}};
+  kernels::matmul_group(qkv, 3, s_.xn.data(), n, pool);
 
   const int n_pairs = config_.rope_dims / 2;
   pool.parallel_for(n, [&](int64_t begin, int64_t end) {
@@ -141,14 +140,8 @@ void LlamaDecoder::attention_block(int layer, const Batch& batch, const Attentio
 
 void LlamaDecoder::feed_forward_block(int layer, int64_t n, ThreadPool& pool) {
   const LlamaLayerWeights& w = weights_.layers[static_cast<size_t>(layer)];
-  const int64_t f = config_.ffn_hidden;
   rms_norm_rows(s_.x.data(), w.ffn_norm, n, config_.hidden, config_.rms_eps, s_.xn.data(), pool);
-  kernels::matmul(w.ffn_gate, s_.xn.data(), n, s_.gate.data(), pool);
-  kernels::matmul(w.ffn_up, s_.xn.data(), n, s_.up.data(), pool);
-  pool.parallel_for(n, [&](int64_t begin, int64_t end) {
-    kernels::swiglu(s_.gate.data() + begin * f, s_.up.data() + begin * f, (end - begin) * f,
-                    s_.gate.data() + begin * f);
-  });
+  kernels::matmul_swiglu(w.ffn_gate, w.ffn_up, s_.xn.data(), n, s_.gate.data(), s_.up.data(), pool);
   kernels::matmul(w.ffn_down, s_.gate.data(), n, s_.xn.data(), pool);
   add_rows(s_.x.data(), s_.xn.data(), n, config_.hidden, pool);
 }

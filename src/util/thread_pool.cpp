@@ -1,8 +1,9 @@
 #include "util/thread_pool.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
+#include <ctime>
 #include <exception>
 #include <mutex>
 #include <string>
@@ -13,6 +14,11 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
+#endif
+#if defined(__linux__)
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #endif
 
 namespace db {
@@ -25,112 +31,239 @@ void cpu_relax() {
 #endif
 }
 
-// Waits for pred() without sleeping: first a short busy spin (a hand-off in a
-// tight loop of kernels takes well under that), then yielding the CPU (so that
-// an oversubscribed machine can run the thread being waited for) until the
-// budget runs out. Returns pred(); the caller then blocks.
+// Blocks while *word == expected (or until a wake-up; callers re-check).
+void futex_wait(std::atomic<uint32_t>& word, uint32_t expected) {
+#if defined(__linux__)
+  static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t));
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr, 0);
+#else
+  word.wait(expected, std::memory_order_seq_cst);
+#endif
+}
+
+void futex_wake(std::atomic<uint32_t>& word, bool all) {
+#if defined(__linux__)
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE_PRIVATE, all ? INT32_MAX : 1, nullptr, nullptr,
+          0);
+#else
+  if (all)
+    word.notify_all();
+  else
+    word.notify_one();
+#endif
+}
+
+// Busy-waits (no yielding: a hand-off between kernels of one step takes
+// microseconds) until pred() holds or about kSpinIters pauses have passed;
+// returns pred(). The budget counts iterations, not wall time, so a waiter that
+// the OS preempts does not give up (and go to sleep) while it was not running.
 template <class Pred>
 bool spin_until(Pred pred) {
-  constexpr auto kSpin = std::chrono::microseconds(20);
-  constexpr auto kBudget = std::chrono::microseconds(200);
-  const auto start = std::chrono::steady_clock::now();
-  for (int i = 1;; ++i) {
+  constexpr int kSpinIters = 1 << 14;  // a few hundred microseconds
+  for (int i = 0; i < kSpinIters; ++i) {
     if (pred()) return true;
-    if ((i & 63) != 0) {
-      cpu_relax();
-      continue;
-    }
-    const auto waited = std::chrono::steady_clock::now() - start;
-    if (waited > kBudget) return pred();
-    if (waited > kSpin) std::this_thread::yield();
+    cpu_relax();
   }
+  return pred();
 }
+
+int64_t wall_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// CPU time of the calling thread, or -1 where it cannot be read.
+int64_t thread_cpu_ns() {
+#if defined(__linux__)
+  timespec ts{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return -1;
+  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+#else
+  return -1;
+#endif
+}
+
+// Decides whether handing work to the workers pays. On a machine where other
+// processes compete for the cores (and the scheduler shares CPU time between
+// process groups), a second busy thread of this process takes CPU time away
+// from the calling thread instead of adding to it: the caller then runs much
+// less than the wall time its parallel regions take. The monitor samples the
+// caller's CPU time over its parallel regions (time asleep waiting for a worker
+// excluded) and, when it ran less than kMinShare of that wall time, switches to
+// running every chunk on the caller; it probes parallel mode again after a
+// number of windows that doubles after each failed probe (up to kMaxBackoff).
+class ContentionMonitor {
+ public:
+  bool parallel() const { return parallel_; }
+
+  // Returns whether this region should be measured (one in kSampleEvery).
+  bool sample() { return (++regions_ % kSampleEvery) == 0; }
+
+  // Adds one measured region: its wall time, the caller's CPU time in it and
+  // the wall time the caller slept waiting for workers.
+  void add(int64_t wall, int64_t cpu, int64_t slept) {
+    if (cpu < 0) return;
+    wall_ += std::max<int64_t>(wall - slept, 1);
+    cpu_ += cpu;
+    if (++samples_ < kWindow) return;
+    const bool starved = static_cast<double>(cpu_) < kMinShare * static_cast<double>(wall_);
+    if (parallel_ && starved) {
+      parallel_ = false;
+      wait_windows_ = backoff_;
+      backoff_ = std::min(backoff_ * 2, kMaxBackoff);
+    } else if (parallel_) {
+      backoff_ = 1;
+    } else if (--wait_windows_ <= 0) {
+      parallel_ = true;  // probe
+    }
+    samples_ = 0;
+    wall_ = cpu_ = 0;
+  }
+
+ private:
+  static constexpr int kSampleEvery = 4;
+  static constexpr int kWindow = 64;  // samples per decision
+  static constexpr int kMaxBackoff = 64;
+  static constexpr double kMinShare = 0.6;
+  bool parallel_ = true;
+  uint64_t regions_ = 0;
+  int samples_ = 0;
+  int64_t wall_ = 0, cpu_ = 0;
+  int backoff_ = 1;       // windows to stay serial after the next failed probe
+  int wait_windows_ = 0;  // windows left before the next probe
+};
+
+constexpr int64_t kMaxChunks = int64_t{1} << 23;
 
 }  // namespace
 
 // Hand-off protocol:
-//  caller: job = &fn; pending = n-1; generation++        -> workers run job
-//  worker: sees the new generation (acquire), runs job, pending--
-//  caller: runs its share as worker 0, waits for pending == 0 (acquire).
-// A waiter that gives up spinning sleeps on a condition variable after
-// announcing itself (sleeping_workers / caller_sleeping); the publisher reads
-// that flag after its own store (all seq_cst, so one of the two sees the
-// other's write) and only then takes the mutex to notify. The fast path takes
-// no lock.
+//  caller: job = fn; done = 0; claim = (n << 32) | first (release); epoch++ -> wakes workers
+//  any thread: c = claim.fetch_add(1) (acquire); if low(c) < high(c) it owns chunk
+//    low(c) of the current job, runs it and bumps done; otherwise it has nothing to do.
+//  caller: claims chunks like the workers, then waits for done == n.
+// A successful claim proves the job is still current (the caller cannot finish
+// it before that chunk is done), so reading `job` after it is safe. A worker
+// that wakes late claims nothing; the caller never waits for it.
+// Sleepers announce themselves (sleeping_workers / caller_sleeping) before
+// re-checking their condition; the other side reads that flag after its own
+// store (all seq_cst), so a wake-up is never lost. The fast path takes no lock
+// and makes no system call.
+// Regions run on the caller alone while the ContentionMonitor says so.
 struct ThreadPool::Impl {
   int n_threads = 1;
   std::vector<std::thread> workers;
 
-  const std::function<void(int, int)>* job = nullptr;  // valid while a run() is in flight
-  alignas(64) std::atomic<uint64_t> generation{0};     // bumped once per run() (and by shutdown)
-  alignas(64) std::atomic<int> pending{0};             // workers still running the current job
-  std::atomic<bool> stopping{false};                   // set by shutdown() before its bump
-
-  std::mutex wake_mu;
-  std::condition_variable wake_cv;
+  const std::function<void(int64_t)>* job = nullptr;  // the current job; valid while a claim succeeds
+  alignas(64) std::atomic<uint64_t> claim{0};          // (chunks << 32) | next chunk to hand out
+  alignas(64) std::atomic<uint32_t> done{0};           // chunks of the current job finished
+  alignas(64) std::atomic<uint32_t> epoch{0};          // bumped once per job (and by shutdown)
   std::atomic<int> sleeping_workers{0};
-
-  std::mutex done_mu;
-  std::condition_variable done_cv;
   std::atomic<bool> caller_sleeping{false};
+  std::atomic<bool> stopping{false};  // set by shutdown() before its bump
 
   std::mutex error_mu;
-  std::exception_ptr error;  // first exception thrown by fn in the current run()
+  std::exception_ptr error;  // first exception thrown by the current job
 
-  void run_job(int tid) {
+  ContentionMonitor monitor;  // used by the caller only
+  int64_t slept_ns = 0;       // caller's time asleep in wait_done during the current region
+
+  void run_chunk(uint32_t chunk) {
     try {
-      (*job)(tid, n_threads);
+      (*job)(chunk);
     } catch (...) {
       std::lock_guard<std::mutex> lock(error_mu);
       if (!error) error = std::current_exception();
     }
   }
 
-  void publish() {
-    generation.fetch_add(1, std::memory_order_seq_cst);
-    if (sleeping_workers.load(std::memory_order_seq_cst) > 0) {
-      std::lock_guard<std::mutex> lock(wake_mu);
-      wake_cv.notify_all();
+  void finish_chunk(uint32_t n) {
+    if (done.fetch_add(1, std::memory_order_seq_cst) + 1 == n && caller_sleeping.load(std::memory_order_seq_cst))
+      futex_wake(done, false);
+  }
+
+  // Claims and runs chunks of the current job until none is left.
+  void work() {
+    for (;;) {
+      const uint64_t c = claim.fetch_add(1, std::memory_order_acq_rel);
+      const auto idx = static_cast<uint32_t>(c), n = static_cast<uint32_t>(c >> 32);
+      if (idx >= n) return;
+      run_chunk(idx);
+      finish_chunk(n);
     }
   }
 
-  void worker_loop(int tid) {
-    uint64_t seen = 0;
+  void publish(uint32_t n_chunks, uint32_t first) {
+    done.store(0, std::memory_order_relaxed);
+    claim.store((uint64_t{n_chunks} << 32) | first, std::memory_order_release);
+    epoch.fetch_add(1, std::memory_order_seq_cst);
+    if (sleeping_workers.load(std::memory_order_seq_cst) > 0) futex_wake(epoch, true);
+  }
+
+  void worker_loop() {
+    uint32_t seen = 0;
     for (;;) {
-      auto changed = [&] { return generation.load(std::memory_order_acquire) != seen; };
-      if (!spin_until(changed)) {
-        std::unique_lock<std::mutex> lock(wake_mu);
+      if (!spin_until([&] { return epoch.load(std::memory_order_acquire) != seen; })) {
         sleeping_workers.fetch_add(1, std::memory_order_seq_cst);
-        wake_cv.wait(lock, [&] { return generation.load(std::memory_order_seq_cst) != seen; });
+        while (epoch.load(std::memory_order_seq_cst) == seen) futex_wait(epoch, seen);
         sleeping_workers.fetch_sub(1, std::memory_order_relaxed);
       }
-      seen = generation.load(std::memory_order_acquire);
+      seen = epoch.load(std::memory_order_acquire);
       if (stopping.load(std::memory_order_acquire)) return;
-      run_job(tid);
-      if (pending.fetch_sub(1, std::memory_order_seq_cst) == 1) {
-        if (caller_sleeping.load(std::memory_order_seq_cst)) {
-          std::lock_guard<std::mutex> lock(done_mu);
-          done_cv.notify_one();
-        }
-      }
+      work();
     }
+  }
+
+  void wait_done(uint32_t n) {
+    auto finished = [&] { return done.load(std::memory_order_acquire) == n; };
+    if (spin_until(finished)) return;
+    const int64_t t0 = wall_ns();
+    caller_sleeping.store(true, std::memory_order_seq_cst);
+    for (uint32_t d = done.load(std::memory_order_seq_cst); d != n; d = done.load(std::memory_order_seq_cst))
+      futex_wait(done, d);
+    caller_sleeping.store(false, std::memory_order_relaxed);
+    slept_ns += wall_ns() - t0;
+  }
+
+  // Runs every chunk of fn on the calling thread, in order.
+  void run_serial(const std::function<void(int64_t)>& fn, int64_t n) {
+    for (int64_t c = 0; c < n; ++c) fn(c);
+  }
+
+  // Runs chunks [0, n) of fn over the pool; chunk 0 on the caller when caller_first.
+  void dispatch(const std::function<void(int64_t)>& fn, int64_t n, bool caller_first) {
+    DB_CHECK(n < kMaxChunks, "ThreadPool: " + std::to_string(n) + " chunks exceed the limit");
+    if (!monitor.sample()) return run_region(fn, n, caller_first);
+    slept_ns = 0;
+    const int64_t wall0 = wall_ns(), cpu0 = thread_cpu_ns();
+    run_region(fn, n, caller_first);
+    const int64_t cpu1 = thread_cpu_ns();
+    monitor.add(wall_ns() - wall0, cpu0 < 0 || cpu1 < 0 ? -1 : cpu1 - cpu0, slept_ns);
+  }
+
+  void run_region(const std::function<void(int64_t)>& fn, int64_t n, bool caller_first) {
+    if (!monitor.parallel()) return run_serial(fn, n);
+    const auto n32 = static_cast<uint32_t>(n);
+    job = &fn;
+    error = nullptr;
+    publish(n32, caller_first ? 1 : 0);
+    if (caller_first) {
+      run_chunk(0);
+      finish_chunk(n32);
+    }
+    work();
+    wait_done(n32);
+    job = nullptr;
+    if (error) std::rethrow_exception(error);
   }
 
   // Wakes every worker with `stopping` set and joins them.
   void shutdown() {
     stopping.store(true, std::memory_order_release);
-    publish();
+    epoch.fetch_add(1, std::memory_order_seq_cst);
+    futex_wake(epoch, true);
     for (auto& t : workers) t.join();
     workers.clear();
-  }
-
-  void wait_done() {
-    auto done = [&] { return pending.load(std::memory_order_acquire) == 0; };
-    if (spin_until(done)) return;
-    std::unique_lock<std::mutex> lock(done_mu);
-    caller_sleeping.store(true, std::memory_order_seq_cst);
-    done_cv.wait(lock, [&] { return pending.load(std::memory_order_seq_cst) == 0; });
-    caller_sleeping.store(false, std::memory_order_relaxed);
   }
 };
 
@@ -142,7 +275,7 @@ ThreadPool::ThreadPool(int n_threads) : impl_(new Impl) {
   impl_->n_threads = n_threads;
   impl_->workers.reserve(static_cast<size_t>(n_threads - 1));
   try {
-    for (int tid = 1; tid < n_threads; ++tid) impl_->workers.emplace_back([this, tid] { impl_->worker_loop(tid); });
+    for (int tid = 1; tid < n_threads; ++tid) impl_->workers.emplace_back([this] { impl_->worker_loop(); });
   } catch (const std::exception& e) {
     const size_t started = impl_->workers.size();
     impl_->shutdown();
@@ -160,33 +293,33 @@ ThreadPool::~ThreadPool() {
 int ThreadPool::size() const { return impl_->n_threads; }
 
 void ThreadPool::run(const std::function<void(int tid, int nth)>& fn) {
-  Impl& p = *impl_;
-  if (p.n_threads == 1) {
+  const int nth = impl_->n_threads;
+  if (nth == 1) {
     fn(0, 1);
     return;
   }
-  p.job = &fn;
-  p.error = nullptr;
-  p.pending.store(p.n_threads - 1, std::memory_order_relaxed);
-  p.publish();
-  p.run_job(0);
-  p.wait_done();
-  p.job = nullptr;
-  if (p.error) std::rethrow_exception(p.error);
+  const std::function<void(int64_t)> chunk_fn = [&](int64_t tid) { fn(static_cast<int>(tid), nth); };
+  impl_->dispatch(chunk_fn, nth, true);
 }
 
 void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t begin, int64_t end)>& fn) {
   if (n <= 0) return;
-  const int nth = size();
-  if (nth == 1 || n == 1) {
+  const int64_t parts = std::min<int64_t>(n, size());
+  if (parts == 1) {
     fn(0, n);
     return;
   }
-  run([&](int tid, int nth_) {
-    const int64_t begin = n * tid / nth_;
-    const int64_t end = n * (tid + 1) / nth_;
-    if (begin < end) fn(begin, end);
-  });
+  const std::function<void(int64_t)> chunk_fn = [&](int64_t c) { fn(n * c / parts, n * (c + 1) / parts); };
+  impl_->dispatch(chunk_fn, parts, false);
+}
+
+void ThreadPool::parallel_chunks(int64_t n_chunks, const std::function<void(int64_t chunk)>& fn) {
+  if (n_chunks <= 0) return;
+  if (n_chunks == 1 || size() == 1) {
+    for (int64_t c = 0; c < n_chunks; ++c) fn(c);
+    return;
+  }
+  impl_->dispatch(fn, n_chunks, false);
 }
 
 }  // namespace db

@@ -1,5 +1,10 @@
 // A persistent pool of worker threads for data-parallel kernels. The calling
-// thread takes part as worker 0, so a pool of size 1 spawns no thread.
+// thread takes part, so a pool of size 1 spawns no thread.
+//
+// Work is handed out in chunks that the threads claim one at a time: the caller
+// never waits for a worker that has not started (a worker the OS has not
+// scheduled simply claims nothing, and the others do its share), only for
+// chunks already being run. Idle workers spin briefly, then sleep.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -14,11 +19,18 @@ class ThreadPool {
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   int size() const;
-  // Runs fn(tid, nth) once on each of the nth = size() threads; returns when all are done.
-  // Not reentrant: fn must not call run() on the same pool.
+  // Calls fn(tid, nth) once for each tid in [0, nth = size()), concurrently on
+  // up to nth threads; tid 0 runs on the calling thread, the others on whichever
+  // thread claims them first (so a tid is a unique slot, e.g. for scratch
+  // buffers, not a fixed OS thread). Returns when all calls are done.
+  // Not reentrant: fn must not call into the same pool.
   void run(const std::function<void(int tid, int nth)>& fn);
-  // Splits [0, n) into contiguous ranges, one per thread, and runs fn(begin, end) on each.
+  // Splits [0, n) into size() contiguous ranges of near-equal length and calls
+  // fn(begin, end) once for each non-empty range.
   void parallel_for(int64_t n, const std::function<void(int64_t begin, int64_t end)>& fn);
+  // Calls fn(chunk) once for each chunk in [0, n_chunks) (n_chunks < 2^23),
+  // claimed dynamically by the threads (the caller included) in increasing order.
+  void parallel_chunks(int64_t n_chunks, const std::function<void(int64_t chunk)>& fn);
 
  private:
   struct Impl;

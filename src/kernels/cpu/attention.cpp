@@ -50,7 +50,7 @@ void run_item(const AttentionOps& ops, const AttentionQueries& qs, const PagedKV
         const float* q = qs.q + (static_cast<int64_t>(t) * qs.n_heads + h) * d;
         const int qi = (t - it.row_begin) * group + g;
         ops.scores(q, tb.k.data(), valid, d, qs.scale, tb.scores.data());
-        const float correction = online_softmax_update(tb.state[qi], tb.scores.data(), valid);
+        const float correction = ops.softmax_update(tb.state[qi], tb.scores.data(), valid);
         ops.accumulate(tb.acc.data() + static_cast<int64_t>(qi) * d, correction, tb.scores.data(), tb.v.data(), valid,
                        d);
       }

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 
+#include "kernels/cpu/softmax.h"
 #include "tensor/dtype.h"
 #include "util/cpu_features.h"
 
@@ -16,11 +17,14 @@ struct AttentionOps {
   void (*scores)(const float* q, const float* keys, int n_keys, int d, float scale, float* scores);
   // acc = acc * correction + sum_j weights[j] * values[j], j < n_keys, in index order.
   void (*accumulate)(float* acc, float correction, const float* weights, const float* values, int n_keys, int d);
+  // online_softmax_update() (kernels/cpu/softmax.h), possibly vectorized.
+  float (*softmax_update)(OnlineSoftmax& state, float* scores, int64_t n);
 };
 
 const AttentionOps& attention_ops_scalar();
-const AttentionOps& attention_ops_avx2();  // requires AVX2 + FMA + F16C
-// The implementation for `level` (AVX2 serves every AVX2-or-better level).
+const AttentionOps& attention_ops_avx2();    // requires AVX2 + FMA + F16C
+const AttentionOps& attention_ops_avx512();  // requires AVX-512 F/BW/VL (x86-64 builds only)
+// The implementation for `level` (AVX-512 serves both AVX-512 levels).
 const AttentionOps& attention_ops(IsaLevel level);
 
 }  // namespace db::kernels

@@ -50,11 +50,14 @@ void accumulate(float* acc, float correction, const float* weights, const float*
 }  // namespace
 
 const AttentionOps& attention_ops_scalar() {
-  static const AttentionOps ops{&load_rows, &scores, &accumulate};
+  static const AttentionOps ops{&load_rows, &scores, &accumulate, &online_softmax_update};
   return ops;
 }
 
 const AttentionOps& attention_ops(IsaLevel level) {
+#if defined(__x86_64__)
+  if (level >= IsaLevel::Avx512) return attention_ops_avx512();
+#endif
   return level >= IsaLevel::Avx2 ? attention_ops_avx2() : attention_ops_scalar();
 }
 

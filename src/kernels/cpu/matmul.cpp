@@ -1,11 +1,14 @@
 // The CPU matmul driver: validates the operands, quantizes the activations when
 // the weights are quantized, and walks (row tile x token tile) kernels over the
-// thread pool. Threads split the rows; inside a thread each tile of weight rows
-// stays in L1 while every token tile of the current token chunk passes over it.
+// thread pool. The rows are cut into chunks of row tiles that the threads claim
+// dynamically; inside a chunk each tile of weight rows stays in L1 while every
+// token tile of the current token chunk passes over it. A row's result never
+// depends on the chunking, the thread count or the other tokens of the batch.
 #include <algorithm>
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/activations.h"
 #include "kernels/cpu/matmul_dispatch.h"
 #include "kernels/dequantize.h"
 #include "kernels/matmul.h"
@@ -33,9 +36,10 @@ GemmTileFn kernel_for(const GemmKernels& k, DType t) {
   }
 }
 
-// Reusable, 64-byte aligned scratch for the quantized activations of the calling thread.
-uint8_t* scratch(size_t bytes) {
-  thread_local std::vector<uint8_t> buf;
+// Reusable, 64-byte aligned scratch of the calling thread, one per activation format.
+uint8_t* scratch(int slot, size_t bytes) {
+  thread_local std::vector<uint8_t> bufs[2];
+  std::vector<uint8_t>& buf = bufs[slot];
   if (buf.size() < bytes + 64) buf.resize(bytes + 64);
   const auto addr = reinterpret_cast<uintptr_t>(buf.data());
   return buf.data() + ((64 - addr % 64) % 64);
@@ -54,14 +58,14 @@ QuantizedActs quantize_acts(const GemmKernels& k, int block, const float* X, int
   const size_t qs_bytes = static_cast<size_t>(n_tokens * a.qs_stride);
   const size_t d_bytes = align64(static_cast<size_t>(n_tokens * a.nblocks) * sizeof(float));
   const size_t extra_bytes = block == 32 ? d_bytes : align64(static_cast<size_t>(n_tokens * a.nblocks * 16) * 2);
-  uint8_t* base = scratch(qs_bytes + d_bytes + extra_bytes);
+  uint8_t* base = scratch(block == 32 ? 0 : 1, qs_bytes + d_bytes + extra_bytes);
   a.qs = reinterpret_cast<int8_t*>(base);
   a.d = reinterpret_cast<float*>(base + qs_bytes);
   if (block == 32)
     a.ds = reinterpret_cast<float*>(base + qs_bytes + d_bytes);
   else
     a.bsums = reinterpret_cast<int16_t*>(base + qs_bytes + d_bytes);
-  pool.parallel_for(n_tokens, [&](int64_t begin, int64_t end) {
+  auto quantize_rows = [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
       const float* x = X + t * cols;
       int8_t* qs = a.qs + t * a.qs_stride;
@@ -71,8 +75,26 @@ QuantizedActs quantize_acts(const GemmKernels& k, int block, const float* X, int
       else
         k.quantize_q8x256(x, cols, qs, d, a.bsums + t * a.nblocks * 16);
     }
-  });
+  };
+  if (n_tokens * cols < 16384)
+    quantize_rows(0, n_tokens);  // too little work to be worth a fork
+  else
+    pool.parallel_for(n_tokens, quantize_rows);
   return a;
+}
+
+// Row tiles ahead of the current one whose weights are prefetched: a product
+// with few tokens streams its weights from memory, and the hardware prefetcher
+// alone keeps too few cache lines in flight.
+constexpr int64_t kPrefetchTiles = 2;
+
+// Prefetches weight rows [r, r + n) (clipped to the matrix) into the caches.
+void prefetch_rows(const uint8_t* w, int64_t stride, int64_t rows, int64_t r, int64_t n) {
+  const int64_t end = std::min(rows, r + n);
+  if (r >= end) return;
+  const uint8_t* first = w + r * stride;
+  const int64_t bytes = (end - r) * stride;
+  for (int64_t off = 0; off < bytes; off += 64) __builtin_prefetch(first + off, 0, 3);
 }
 
 // Runs the tiles of rows [row_tile_begin, row_tile_end) * tile_rows over all tokens.
@@ -84,6 +106,7 @@ void run_tiles(const GemmKernels& k, GemmTileFn fn, GemmTile base, int64_t rows,
     const int64_t tc_end = std::min(n_tokens, tc + chunk_tokens);
     for (int64_t rt = row_tile_begin; rt < row_tile_end; ++rt) {
       const int64_t r0 = rt * k.tile_rows;
+      prefetch_rows(w0, base.w_stride, rows, r0 + kPrefetchTiles * k.tile_rows, k.tile_rows);
       GemmTile tile = base;
       tile.w = w0 + r0 * base.w_stride;
       tile.nr = static_cast<int>(std::min<int64_t>(k.tile_rows, rows - r0));
@@ -110,48 +133,156 @@ void check_operands(const TensorView& W, const float* X, int64_t n_tokens, const
     throw Error("matmul: null weight, input or output pointer (weight shape " + W.shape_str() + ")");
 }
 
-}  // namespace
+// Weight bytes per work chunk handed to a thread: small enough that a thread
+// the OS preempts holds up little, large enough to amortize the hand-off.
+constexpr int64_t kChunkWeightBytes = 64 * 1024;
 
-void matmul_isa(IsaLevel level, const TensorView& W, const float* X, int64_t n_tokens, float* Y, ThreadPool& pool) {
+// One product of a group, ready to run: its kernel, tile template and chunking.
+struct Product {
+  GemmTileFn fn;
+  GemmTile base;
+  int64_t rows;
+  int64_t chunk_tokens;  // tokens per pass over the rows (activations stay in L2)
+  int64_t row_tiles;
+  int64_t n_chunks;      // row tiles are split into this many contiguous chunks
+
+  int64_t tile_begin(int64_t c) const { return row_tiles * c / n_chunks; }
+};
+
+// The activations of one step in every format a group needs (quantized lazily, once).
+class SharedActs {
+ public:
+  SharedActs(const GemmKernels& k, const float* X, int64_t n_tokens, int64_t cols, ThreadPool& pool)
+      : k_(k), x_(X), n_tokens_(n_tokens), cols_(cols), pool_(pool) {}
+  const QuantizedActs* get(int block) {
+    const int i = block == 32 ? 0 : 1;
+    if (!ready_[i]) {
+      acts_[i] = quantize_acts(k_, block, x_, n_tokens_, cols_, pool_);
+      ready_[i] = true;
+    }
+    return &acts_[i];
+  }
+
+ private:
+  const GemmKernels& k_;
+  const float* x_;
+  int64_t n_tokens_, cols_;
+  ThreadPool& pool_;
+  QuantizedActs acts_[2]{};
+  bool ready_[2] = {false, false};
+};
+
+Product prepare(const GemmKernels& k, IsaLevel level, const TensorView& W, const float* X, int64_t n_tokens, float* Y,
+                SharedActs& acts) {
+  Product p{};
+  p.fn = kernel_for(k, W.dtype);
+  DB_CHECK(p.fn != nullptr, "no " + dtype_name(W.dtype) + " kernel at level " + isa_name(level));
+  p.rows = W.rows();
+  p.base.w = static_cast<const uint8_t*>(W.data);
+  p.base.w_stride = static_cast<int64_t>(W.row_nbytes());
+  p.base.cols = W.cols();
+  p.base.y = Y;
+  p.base.ldy = p.rows;
+  int64_t act_row_bytes = W.cols() * static_cast<int64_t>(sizeof(float));
+  if (is_quantized(W.dtype)) {
+    p.base.acts = acts.get(block_size(W.dtype) == 256 ? 256 : 32);
+    act_row_bytes = p.base.acts->qs_stride;
+  } else {
+    p.base.x = X;
+  }
+  p.chunk_tokens = std::max<int64_t>(1, kActChunkBytes / act_row_bytes / k.tile_tokens) * k.tile_tokens;
+  p.row_tiles = (p.rows + k.tile_rows - 1) / k.tile_rows;
+  const int64_t bytes = p.base.w_stride * p.rows;
+  p.n_chunks = std::clamp<int64_t>((bytes + kChunkWeightBytes - 1) / kChunkWeightBytes, 1, p.row_tiles);
+  return p;
+}
+
+void run_chunk(const GemmKernels& k, const Product& p, int64_t n_tokens, int64_t c) {
+  run_tiles(k, p.fn, p.base, p.rows, n_tokens, p.chunk_tokens, p.tile_begin(c), p.tile_begin(c + 1));
+}
+
+// Validates a group; returns false when there is nothing to compute.
+bool check_group(const MatmulTask* tasks, int n_tasks, const float* X, int64_t n_tokens) {
+  bool any = false;
+  for (int i = 0; i < n_tasks; ++i) {
+    check_operands(*tasks[i].w, X, n_tokens, tasks[i].y);
+    if (tasks[i].w->cols() != tasks[0].w->cols())
+      throw Error("matmul: grouped weights differ in row length: " + tasks[0].w->shape_str() + " vs " +
+                  tasks[i].w->shape_str());
+    any = any || tasks[i].w->rows() > 0;
+  }
+  return any && n_tokens > 0;
+}
+
+void matmul_group_isa(IsaLevel level, const MatmulTask* tasks, int n_tasks, const float* X, int64_t n_tokens,
+                      ThreadPool& pool) {
   if (!isa_supported(level))
     throw Error(std::string("matmul: ISA level ") + isa_name(level) + " is not supported by this CPU");
-  check_operands(W, X, n_tokens, Y);
-  const int64_t rows = W.rows(), cols = W.cols();
-  if (n_tokens == 0 || rows == 0) return;
+  if (!check_group(tasks, n_tasks, X, n_tokens)) return;
+  const int64_t cols = tasks[0].w->cols();
   if (cols == 0) {
-    std::fill(Y, Y + n_tokens * rows, 0.0f);
+    for (int i = 0; i < n_tasks; ++i) std::fill(tasks[i].y, tasks[i].y + n_tokens * tasks[i].w->rows(), 0.0f);
     return;
   }
   const GemmKernels& k = gemm_kernels(level);
-  const GemmTileFn fn = kernel_for(k, W.dtype);
-  DB_CHECK(fn != nullptr, "no " + dtype_name(W.dtype) + " kernel at level " + isa_name(level));
-
-  GemmTile base{};
-  base.w = static_cast<const uint8_t*>(W.data);
-  base.w_stride = static_cast<int64_t>(W.row_nbytes());
-  base.cols = cols;
-  base.y = Y;
-  base.ldy = rows;
-  QuantizedActs acts{};
-  int64_t act_row_bytes = cols * static_cast<int64_t>(sizeof(float));
-  if (is_quantized(W.dtype)) {
-    const int block = block_size(W.dtype) == 256 ? 256 : 32;
-    acts = quantize_acts(k, block, X, n_tokens, cols, pool);
-    base.acts = &acts;
-    act_row_bytes = acts.qs_stride;
-  } else {
-    base.x = X;
+  SharedActs acts(k, X, n_tokens, cols, pool);
+  constexpr int kMaxTasks = 8;
+  DB_CHECK(n_tasks <= kMaxTasks, "matmul_group: at most 8 tasks");
+  Product products[kMaxTasks];
+  int64_t first_chunk[kMaxTasks + 1] = {0};
+  for (int i = 0; i < n_tasks; ++i) {
+    products[i] = prepare(k, level, *tasks[i].w, X, n_tokens, tasks[i].y, acts);
+    if (tasks[i].w->rows() == 0) products[i].n_chunks = 0;
+    first_chunk[i + 1] = first_chunk[i] + products[i].n_chunks;
   }
-  int64_t chunk = std::max<int64_t>(1, kActChunkBytes / act_row_bytes / k.tile_tokens) * k.tile_tokens;
-  const int64_t row_tiles = (rows + k.tile_rows - 1) / k.tile_rows;
-  pool.run([&](int tid, int nth) {
-    const int64_t begin = row_tiles * tid / nth, end = row_tiles * (tid + 1) / nth;
-    if (begin < end) run_tiles(k, fn, base, rows, n_tokens, chunk, begin, end);
+  pool.parallel_chunks(first_chunk[n_tasks], [&](int64_t c) {
+    int i = 0;
+    while (c >= first_chunk[i + 1]) ++i;
+    run_chunk(k, products[i], n_tokens, c - first_chunk[i]);
   });
+}
+
+}  // namespace
+
+void matmul_isa(IsaLevel level, const TensorView& W, const float* X, int64_t n_tokens, float* Y, ThreadPool& pool) {
+  const MatmulTask task{&W, Y};
+  matmul_group_isa(level, &task, 1, X, n_tokens, pool);
 }
 
 void matmul(const TensorView& W, const float* X, int64_t n_tokens, float* Y, ThreadPool& pool) {
   matmul_isa(cpu_features().level, W, X, n_tokens, Y, pool);
+}
+
+void matmul_group(const MatmulTask* tasks, int n_tasks, const float* X, int64_t n_tokens, ThreadPool& pool) {
+  matmul_group_isa(cpu_features().level, tasks, n_tasks, X, n_tokens, pool);
+}
+
+void matmul_swiglu(const TensorView& gate, const TensorView& up, const float* X, int64_t n_tokens, float* out,
+                   float* up_scratch, ThreadPool& pool) {
+  const IsaLevel level = cpu_features().level;
+  const MatmulTask tasks[2] = {{&gate, out}, {&up, up_scratch}};
+  if (gate.shape != up.shape)
+    throw Error("matmul_swiglu: gate " + gate.shape_str() + " and up " + up.shape_str() + " differ in shape");
+  if (!check_group(tasks, 2, X, n_tokens)) return;
+  const int64_t rows = gate.rows();
+  if (gate.cols() == 0) {
+    std::fill(out, out + n_tokens * rows, 0.0f);  // silu(0) * 0
+    return;
+  }
+  const GemmKernels& k = gemm_kernels(level);
+  SharedActs acts(k, X, n_tokens, gate.cols(), pool);
+  Product g = prepare(k, level, gate, X, n_tokens, out, acts);
+  Product u = prepare(k, level, up, X, n_tokens, up_scratch, acts);
+  g.n_chunks = u.n_chunks = std::max(g.n_chunks, u.n_chunks);
+  pool.parallel_chunks(g.n_chunks, [&](int64_t c) {
+    run_chunk(k, g, n_tokens, c);
+    run_chunk(k, u, n_tokens, c);
+    const int64_t r0 = g.tile_begin(c) * k.tile_rows, r1 = std::min(rows, g.tile_begin(c + 1) * k.tile_rows);
+    for (int64_t t = 0; t < n_tokens; ++t) {
+      float* g_row = out + t * rows + r0;
+      swiglu(g_row, up_scratch + t * rows + r0, r1 - r0, g_row);
+    }
+  });
 }
 
 }  // namespace db::kernels

@@ -179,7 +179,7 @@ TEST_P(PagedAttentionTest, MatchesNaiveAttention) {
   const PagedKVLayer layer{k_store_.data(), v_store_.data(), p_.dtype, num_slots(), p_.n_kv_heads, p_.head_dim};
   AttentionWorkspace ws;
   ThreadPool pool(2);
-  for (IsaLevel level : {IsaLevel::Scalar, IsaLevel::Avx2}) {
+  for (IsaLevel level : {IsaLevel::Scalar, IsaLevel::Avx2, IsaLevel::Avx512, IsaLevel::Avx512Vnni}) {
     if (!isa_supported(level)) continue;
     std::vector<float> out(q_.size());
     paged_attention_isa(level, qs, layer, out.data(), ws, pool);

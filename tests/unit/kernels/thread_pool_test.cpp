@@ -120,6 +120,55 @@ TEST(ThreadPool, PropagatesExceptionsAndStaysUsable) {
   EXPECT_EQ(hits.load(), 3);
 }
 
+TEST(ThreadPool, ParallelChunksRunsEveryChunkOnce) {
+  for (int threads : {1, 2, 3, 4}) {
+    ThreadPool pool(threads);
+    for (int64_t n : {0, 1, 2, 5, 64, 1000}) {
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+      pool.parallel_chunks(n, [&](int64_t c) { hits[static_cast<size_t>(c)].fetch_add(1); });
+      for (int64_t c = 0; c < n; ++c)
+        ASSERT_EQ(hits[static_cast<size_t>(c)].load(), 1) << "chunk " << c << " n " << n << " threads " << threads;
+    }
+  }
+}
+
+TEST(ThreadPool, ManyRapidParallelChunkCalls) {
+  ThreadPool pool(2);
+  std::vector<int64_t> out(64, 0);  // plain memory, each element written by one chunk per call
+  constexpr int kCalls = 20000;
+  for (int i = 0; i < kCalls; ++i) pool.parallel_chunks(64, [&](int64_t c) { out[static_cast<size_t>(c)] += c; });
+  for (size_t c = 0; c < out.size(); ++c) ASSERT_EQ(out[c], static_cast<int64_t>(c) * kCalls);
+}
+
+TEST(ThreadPool, ParallelChunksPropagatesExceptions) {
+  ThreadPool pool(3);
+  std::atomic<int> ran{0};
+  EXPECT_THROW(pool.parallel_chunks(10,
+                                    [&](int64_t c) {
+                                      ran.fetch_add(1);
+                                      if (c == 7) throw std::runtime_error("boom");
+                                    }),
+               std::runtime_error);
+  EXPECT_EQ(ran.load(), 10);  // the other chunks still ran
+  std::atomic<int> hits{0};
+  pool.parallel_chunks(5, [&](int64_t) { hits.fetch_add(1); });
+  EXPECT_EQ(hits.load(), 5);
+}
+
+// A chunk that blocks one thread for a long time: the other chunks go to the
+// threads that are free (nobody waits for the blocked one to come back for them).
+TEST(ThreadPool, FreeThreadsTakeTheRemainingChunks) {
+  ThreadPool pool(2);
+  std::atomic<int> done{0};
+  const auto start = std::chrono::steady_clock::now();
+  pool.parallel_chunks(50, [&](int64_t c) {
+    if (c == 0) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    done.fetch_add(1);
+  });
+  EXPECT_EQ(done.load(), 50);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
 TEST(ThreadPool, DestroysPromptlyWhenIdle) {
   for (int i = 0; i < 50; ++i) {
     ThreadPool pool(4);

@@ -29,8 +29,8 @@ __m512i scaled_dot_acc(__m512i acc, __m512i u, __m512i s, __m512i prepared_scale
 
 }  // namespace
 
-void gemm_q4_0(const GemmTile& t) { dispatch_tile<PairKernel<Q4_0Pair>, kAvx512TileRows, kAvx512TileTokens>(t); }
-void gemm_q4_1(const GemmTile& t) { dispatch_tile<PairKernel<Q4_1Pair>, kAvx512TileRows, kAvx512TileTokens>(t); }
+void gemm_q4_0(const GemmTile& t) { dispatch_tile<QuadKernel<Q4_0Quad, Q4_0Pair>, kAvx512TileRows, kAvx512TileTokens>(t); }
+void gemm_q4_1(const GemmTile& t) { dispatch_tile<QuadKernel<Q4_1Quad, Q4_1Pair>, kAvx512TileRows, kAvx512TileTokens>(t); }
 void gemm_q8_0(const GemmTile& t) { dispatch_tile<PairKernel<Q8_0Pair>, kAvx512TileRows, kAvx512TileTokens>(t); }
 void gemm_q4_k(const GemmTile& t) { dispatch_tile<KKernel<Q4K>, kKRows, kKTokens>(t); }
 void gemm_q5_k(const GemmTile& t) { dispatch_tile<KKernel<Q5K>, kKRows, kKTokens>(t); }

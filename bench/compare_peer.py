@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""CPU step speed beside a llama.cpp-family peer (llama-bench and llama-batched-bench of
+a llama.cpp or ik_llama.cpp build), on the same GGUF files, in one run, rounds
+alternating between the engines. Prints medians and ratios (deepbatch / peer).
+
+Measurements (2 threads by default):
+  prompt 512     peer: llama-bench -p 512            deepbatch bench --phase prefill --input-len 512
+  decode b1      peer: llama-bench -n 128            deepbatch bench --phase decode --output-len 128, 1 sequence
+  batched B      peer: llama-batched-bench -npp 128 -ntg 128 -npl B (S_TG t/s)
+                 deepbatch bench --phase decode --input-len 128 --output-len 128, B sequences (decode tok/s)
+
+The peer is not part of this repository: pass the folder holding its binaries
+(--peer-bin). Models: any GGUF both engines load; bench/make_random_gguf.py writes
+one with random weights in the DeepSeek-R1-Distill-Qwen-1.5B shape, and the peer's
+llama-quantize turns it into Q4_0.
+
+Example:
+  python3 bench/compare_peer.py --binary build/deepbatch --peer-bin PEER/bin \
+      --model smollm2=models/SmolLM2-135M-Instruct.Q4_0.gguf --rounds 3 --batches 1,8,32,64
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+
+def run(cmd, timeout=3600, both=False):
+    """Runs `cmd`; returns its stdout (with `both`, stdout and stderr: the peer's batched bench
+    prints its table to either, depending on its logging set-up)."""
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if p.returncode != 0:
+        sys.exit("command failed (%d): %s\n%s" % (p.returncode, " ".join(cmd), p.stderr[-2000:]))
+    return p.stdout + "\n" + p.stderr if both else p.stdout
+
+
+def peer_bench(args, model, what):
+    """llama-bench: tokens/s of a 512-token prompt ('pp') or 128 decode steps ('tg')."""
+    flags = ["-p", "512", "-n", "0"] if what == "pp" else ["-p", "0", "-n", "128"]
+    out = run([os.path.join(args.peer_bin, "llama-bench"), "-m", model, "-t", str(args.threads), "-r", "1",
+               "-o", "json"] + flags)
+    return float(json.loads(out)[0]["avg_ts"])
+
+
+ROW = re.compile(r"^\|\s*(\d+)\s*\|\s*(\d+)\s*\|\s*(\d+)\s*\|\s*(\d+)\s*\|" + r"\s*([\d.]+)\s*\|" * 6)
+
+
+def peer_batched(args, model, batch):
+    """llama-batched-bench: decode tokens/s (S_TG) of `batch` sequences, prompt 128, 128 new tokens each."""
+    ctx = batch * 256 + 256
+    out = run([os.path.join(args.peer_bin, "llama-batched-bench"), "-m", model, "-t", str(args.threads),
+               "-c", str(ctx), "-b", "2048", "-ub", "512", "-npp", "128", "-ntg", "128", "-npl", str(batch)], both=True)
+    for line in out.splitlines():
+        m = ROW.match(line.strip())
+        if m and int(m.group(3)) == batch:
+            return float(m.group(8))  # S_TG t/s
+    sys.exit("no result row in llama-batched-bench output:\n" + out[-2000:])
+
+
+def ours(args, model, phase, input_len, output_len, seqs, requests):
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        run([args.binary, "bench", "-m", model, "-t", str(args.threads), "--phase", phase,
+             "--input-len", str(input_len), "--output-len", str(output_len), "--num-requests", str(requests),
+             "--batch-sizes", str(seqs), "--no-enable-prefix-caching", "--output-json", f.name])
+        r = json.load(open(f.name))["runs"][0]
+    if phase == "prefill":
+        return r["prompt_tokens_per_s"]
+    return r["decode_tokens_per_s"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--binary", required=True, help="the deepbatch binary")
+    ap.add_argument("--peer-bin", required=True, help="folder with llama-bench and llama-batched-bench")
+    ap.add_argument("--model", action="append", required=True, help="NAME=PATH.gguf (repeatable)")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--batches", default="1,8,32,64", help="sequence counts of the batched decode")
+    ap.add_argument("--skip", default="", help="comma list of measurements to skip: pp,tg,batched")
+    ap.add_argument("--json", help="write all samples here")
+    args = ap.parse_args()
+    skip = set(filter(None, args.skip.split(",")))
+    batches = [int(b) for b in args.batches.split(",")]
+
+    samples = {}  # (model, measurement) -> {"deepbatch": [...], "peer": [...]}
+
+    def add(key, engine, value):
+        samples.setdefault(key, {"deepbatch": [], "peer": []})[engine].append(value)
+        print("  %-10s %-16s %-9s %9.1f tok/s" % (key[0], key[1], engine, value), flush=True)
+
+    for rnd in range(args.rounds):
+        print("round %d" % (rnd + 1), flush=True)
+        for spec in args.model:
+            name, path = spec.split("=", 1)
+            # Alternate which engine goes first so drift in machine load hits both alike.
+            order = ["peer", "deepbatch"] if rnd % 2 == 0 else ["deepbatch", "peer"]
+            for engine in order:
+                if "pp" not in skip:
+                    add((name, "prompt 512"), engine, peer_bench(args, path, "pp") if engine == "peer"
+                        else ours(args, path, "prefill", 512, 1, 1, 2))
+                if "tg" not in skip:
+                    add((name, "decode b1"), engine, peer_bench(args, path, "tg") if engine == "peer"
+                        else ours(args, path, "decode", 16, 128, 1, 1))
+                if "batched" not in skip:
+                    for b in batches:
+                        add((name, "batched %d" % b), engine, peer_batched(args, path, b) if engine == "peer"
+                            else ours(args, path, "decode", 128, 128, b, b))
+
+    print("\nmedians over %d rounds, %d threads (tok/s):" % (args.rounds, args.threads))
+    print("%-10s %-16s %12s %12s %8s" % ("model", "measurement", "deepbatch", "peer", "ratio"))
+    for (name, what), s in samples.items():
+        d, p = statistics.median(s["deepbatch"]), statistics.median(s["peer"])
+        print("%-10s %-16s %12.1f %12.1f %7.2fx" % (name, what, d, p, d / p))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump([{"model": k[0], "measurement": k[1], **v} for k, v in samples.items()], f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

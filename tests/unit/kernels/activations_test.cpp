@@ -1,0 +1,71 @@
+// SwiGLU per ISA level: close to the definition in double, and an element's
+// result independent of where it sits in the array (batch invariance).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "kernels/cpu/activations.h"
+
+namespace db::kernels {
+namespace {
+
+std::vector<float> random_floats(size_t n, uint32_t seed, float scale) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, scale);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+class SwigluIsa : public ::testing::TestWithParam<IsaLevel> {};
+
+TEST_P(SwigluIsa, MatchesDefinition) {
+  const IsaLevel level = GetParam();
+  if (!isa_supported(level)) GTEST_SKIP() << isa_name(level) << " is not available on this CPU";
+  auto g = random_floats(1000, 1, 6.0f);
+  const auto u = random_floats(1000, 2, 1.0f);
+  g[0] = 0.0f, g[1] = -120.0f, g[2] = 120.0f, g[3] = -87.5f, g[4] = 95.0f;  // saturating inputs
+  std::vector<float> out(g.size());
+  swiglu_isa(level, g.data(), u.data(), static_cast<int64_t>(g.size()), out.data());
+  for (size_t i = 0; i < g.size(); ++i) {
+    const double want = double(g[i]) / (1.0 + std::exp(-double(g[i]))) * u[i];
+    ASSERT_NEAR(out[i], want, 1e-6 * std::abs(want) + 1e-30) << "element " << i << " gate " << g[i];
+  }
+}
+
+TEST_P(SwigluIsa, ResultDoesNotDependOnPosition) {
+  const IsaLevel level = GetParam();
+  if (!isa_supported(level)) GTEST_SKIP() << isa_name(level) << " is not available on this CPU";
+  const auto g = random_floats(67, 3, 4.0f), u = random_floats(67, 4, 1.0f);
+  std::vector<float> whole(g.size());
+  swiglu_isa(level, g.data(), u.data(), static_cast<int64_t>(g.size()), whole.data());
+  for (size_t begin : {size_t{1}, size_t{7}, size_t{16}, size_t{50}}) {
+    for (size_t n : {size_t{1}, size_t{5}, size_t{17}}) {
+      if (begin + n > g.size()) continue;
+      std::vector<float> part(n);
+      swiglu_isa(level, g.data() + begin, u.data() + begin, static_cast<int64_t>(n), part.data());
+      EXPECT_EQ(0, std::memcmp(part.data(), whole.data() + begin, n * sizeof(float))) << begin << "+" << n;
+    }
+  }
+}
+
+TEST_P(SwigluIsa, OutputMayAliasGate) {
+  const IsaLevel level = GetParam();
+  if (!isa_supported(level)) GTEST_SKIP() << isa_name(level) << " is not available on this CPU";
+  auto g = random_floats(40, 5, 3.0f);
+  const auto u = random_floats(40, 6, 1.0f);
+  std::vector<float> out(g.size());
+  swiglu_isa(level, g.data(), u.data(), 40, out.data());
+  swiglu_isa(level, g.data(), u.data(), 40, g.data());
+  EXPECT_EQ(0, std::memcmp(out.data(), g.data(), out.size() * sizeof(float)));
+}
+
+INSTANTIATE_TEST_SUITE_P(Levels, SwigluIsa,
+                         ::testing::Values(IsaLevel::Scalar, IsaLevel::Avx2, IsaLevel::Avx512, IsaLevel::Avx512Vnni),
+                         [](const auto& info) { return std::string(isa_name(info.param)); });
+
+}  // namespace
+}  // namespace db::kernels
