@@ -1,12 +1,18 @@
-// `deepbatch generate`: one or more prompts, generated together as one batch.
+// `deepbatch generate`: one or more prompts, submitted together to the engine.
+// One prompt streams its text to stdout as it arrives; several print in order
+// when all are done.
+#include <chrono>
 #include <cstdio>
-#include <iostream>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
 
 #include "cli_options.h"
 #include "commands.h"
-#include "runner/batch_generator.h"
+#include "engine/engine.h"
+#include "engine_options.h"
 #include "runner/model_bundle.h"
-#include "tokenizer/detokenizer.h"
 
 namespace db::cli {
 
@@ -15,87 +21,120 @@ namespace {
 struct GenerateOptions {
   ModelOptions model;
   SamplingOptions sampling;
+  EngineOptions engine;
   std::vector<std::string> prompts;
   bool chat = false;
   std::string system;
-  int32_t max_batched_tokens = 512;
   bool quiet = false;
 };
 
-void print_stats(const GenerateStats& s, size_t n_requests) {
-  const double decode_tokens = static_cast<double>(s.generated_tokens) - static_cast<double>(n_requests);
+// Everything one request produced.
+struct Generated {
+  std::string text;
+  FinishReason finish = FinishReason::None;
+  std::string error;  // FinishReason::Error: what went wrong
+  RequestStats stats;
+};
+
+std::vector<int32_t> prompt_ids(const GenerateOptions& o, const ModelBundle& bundle, const std::string& prompt) {
+  if (!o.chat) return bundle.encode_prompt(prompt);
+  std::vector<ChatMessage> msgs;
+  if (!o.system.empty()) msgs.push_back({"system", o.system});
+  msgs.push_back({"user", prompt});
+  return bundle.encode_chat(msgs);
+}
+
+// One request: prompt time = time to first token, decode = the tokens after the
+// first over the time after it. Several: the latest first token and the mean
+// per-sequence decode speed.
+void print_stats(const std::vector<Generated>& results, const EngineStats& engine, double wall_seconds) {
+  double prefill_seconds = 0, decode_rate_sum = 0;
+  int decode_rates = 0;
+  for (const Generated& g : results) {
+    prefill_seconds = std::max(prefill_seconds, g.stats.ttft_seconds);
+    const double decode_seconds = g.stats.e2e_seconds - g.stats.ttft_seconds;
+    if (g.stats.generated_tokens > 1 && decode_seconds > 0) {
+      decode_rate_sum += (g.stats.generated_tokens - 1) / decode_seconds;
+      ++decode_rates;
+    }
+  }
   std::fprintf(stderr,
-               "\n[deepbatch] %zu request(s): prompt %lld tokens in %.3f s (%.1f tok/s), "
-               "generated %lld tokens, decode %.1f tok/s, %lld steps\n",
-               n_requests, static_cast<long long>(s.prompt_tokens), s.prefill_seconds,
-               s.prefill_seconds > 0 ? s.prompt_tokens / s.prefill_seconds : 0.0,
-               static_cast<long long>(s.generated_tokens),
-               s.decode_seconds > 0 ? decode_tokens / s.decode_seconds : 0.0, static_cast<long long>(s.steps));
+               "\n[deepbatch] %zu request(s): prompt %lld tokens in %.3f s (%.1f tok/s), %lld cached, "
+               "generated %lld tokens in %.3f s, decode %.1f tok/s%s, %lld steps\n",
+               results.size(), static_cast<long long>(engine.prompt_tokens), prefill_seconds,
+               prefill_seconds > 0 ? engine.prompt_tokens / prefill_seconds : 0.0,
+               static_cast<long long>(engine.cached_prompt_tokens), static_cast<long long>(engine.generated_tokens),
+               wall_seconds, decode_rates > 0 ? decode_rate_sum / decode_rates : 0.0,
+               results.size() > 1 ? " per sequence (mean)" : "", static_cast<long long>(engine.steps));
 }
 
 int run_generate(const GenerateOptions& o) {
   auto bundle = ModelBundle::open(o.model.model);
   const SamplingParams params = to_sampling_params(o.sampling);
-  std::vector<GenerateRequest> reqs;
+  std::vector<EngineRequest> reqs;
   for (const std::string& p : o.prompts) {
-    GenerateRequest r;
-    if (o.chat) {
-      std::vector<ChatMessage> msgs;
-      if (!o.system.empty()) msgs.push_back({"system", o.system});
-      msgs.push_back({"user", p});
-      r.prompt = bundle->encode_chat(msgs);
-    } else {
-      r.prompt = bundle->encode_prompt(p);
-    }
+    EngineRequest r;
+    r.prompt = prompt_ids(o, *bundle, p);
     r.sampling = params;
-    r.max_new_tokens = o.sampling.max_tokens;
+    r.max_tokens = o.sampling.max_tokens;
     r.ignore_eos = o.sampling.ignore_eos;
     reqs.push_back(std::move(r));
   }
-  ThreadPool pool(resolve_threads(o.model.threads));
-  GeneratorOptions gopts;
-  gopts.block_size = o.model.block_size;
-  gopts.kv_dtype = parse_kv_dtype(o.model.kv_dtype);
-  gopts.max_batched_tokens = o.max_batched_tokens;
-  BatchGenerator gen(bundle->model(), bundle->tokenizer(), pool, gopts);
-
-  // One prompt streams to stdout as it is generated; several print when done.
+  Engine engine(*bundle, make_engine_config(o.model, o.engine));
   const bool stream = reqs.size() == 1 && !o.quiet;
-  IncrementalDetokenizer detok(bundle->tokenizer(), /*skip_special=*/true);
-  if (stream) std::cout << (o.chat ? "" : o.prompts[0]) << std::flush;
-  GenerateStats stats;
-  auto outs = gen.run(
-      reqs,
-      [&](size_t, int32_t tok) {
-        if (stream) std::cout << detok.feed(tok) << std::flush;
-      },
-      &stats);
-  if (stream) std::cout << detok.flush() << "\n";
-  if (!stream && !o.quiet) {
-    for (size_t i = 0; i < outs.size(); ++i) {
-      std::cout << "=== [" << i << "] " << o.prompts[i] << "\n"
-                << bundle->tokenizer().decode(outs[i].tokens, /*skip_special=*/true) << "\n"
-                << "--- finish_reason: " << generate_finish_name(outs[i].finish) << "\n";
-    }
+  if (stream && !o.chat) {
+    std::fputs(o.prompts[0].c_str(), stdout);
+    std::fflush(stdout);
   }
-  print_stats(stats, reqs.size());
-  return 0;
+  std::mutex mu;
+  std::vector<Generated> results(reqs.size());
+  const auto start = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    engine.submit(reqs[i], [&, i](RequestId, const SampleOutput& out, const RequestStats& stats, bool final) {
+      std::lock_guard<std::mutex> lock(mu);
+      Generated& g = results[i];
+      g.text += out.new_text;
+      if (out.finish != FinishReason::None) g.finish = out.finish;
+      if (out.finish == FinishReason::Error) g.error = out.stop_reason;
+      if (final) g.stats = stats;
+      if (stream && !out.new_text.empty()) {
+        std::fwrite(out.new_text.data(), 1, out.new_text.size(), stdout);
+        std::fflush(stdout);
+      }
+    });
+  }
+  engine.wait_idle();
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (stream) std::fputs("\n", stdout);
+  if (!stream && !o.quiet) {
+    for (size_t i = 0; i < results.size(); ++i)
+      std::printf("=== [%zu] %s\n%s\n--- finish_reason: %s\n", i, o.prompts[i].c_str(), results[i].text.c_str(),
+                  finish_reason_name(results[i].finish));
+  }
+  std::fflush(stdout);
+  print_stats(results, engine.stats(), wall);
+  int rc = 0;
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (results[i].finish != FinishReason::Error) continue;
+    std::fprintf(stderr, "deepbatch: prompt %zu failed: %s\n", i, results[i].error.c_str());
+    rc = 1;
+  }
+  return rc;
 }
 
 }  // namespace
 
 CLI::App* add_generate_command(CLI::App& app, std::function<int()>& action) {
-  auto* cmd = app.add_subcommand("generate", "Generate text for one or more prompts (batched together)");
+  auto* cmd = app.add_subcommand("generate", "Generate text for one or more prompts (batched together by the engine)");
   auto o = std::make_shared<GenerateOptions>();
   add_model_options(*cmd, o->model);
   add_sampling_options(*cmd, o->sampling);
+  add_engine_options(*cmd, o->engine);
   cmd->add_option("-p,--prompt", o->prompts, "Prompt text (repeat for several prompts)")->required();
   cmd->add_flag("--chat", o->chat, "Wrap each prompt as a user turn with the model's chat template");
   cmd->add_option("--system", o->system, "System message (with --chat)");
-  cmd->add_option("--max-batched-tokens", o->max_batched_tokens, "Tokens per forward step at most (prompt chunking)")
-      ->capture_default_str();
   cmd->add_flag("-q,--quiet", o->quiet, "Print only the statistics");
-  cmd->callback([cmd, o, &action] { action = [o] { return run_generate(*o); }; });
+  cmd->callback([o, &action] { action = [o] { return run_generate(*o); }; });
   return cmd;
 }
 

@@ -19,10 +19,29 @@ OJson token_bytes(const Tokenizer& tok, int32_t id) {
   return bytes;
 }
 
+OJson chat_logprob_entry(const Tokenizer& tok, int32_t id, float lp) {
+  OJson e;
+  e["token"] = token_string(tok, id);
+  e["logprob"] = lp;
+  e["bytes"] = token_bytes(tok, id);
+  return e;
+}
+
+OJson envelope(const char* object, const ResponseMeta& meta) {
+  OJson body;
+  body["id"] = meta.id;
+  body["object"] = object;
+  body["created"] = meta.created;
+  body["model"] = meta.model;
+  return body;
+}
+
+}  // namespace
+
 // Completions' logprobs: {"tokens", "token_logprobs", "top_logprobs", "text_offset"}.
-OJson completion_logprobs(const ChoiceOutput& c, size_t echo_len, const Tokenizer& tok) {
+OJson completion_logprobs(const ChoiceOutput& c, size_t first_offset, const Tokenizer& tok) {
   OJson tokens = OJson::array(), lps = OJson::array(), tops = OJson::array(), offsets = OJson::array();
-  size_t offset = echo_len;
+  size_t offset = first_offset;
   for (size_t i = 0; i < c.token_ids.size(); ++i) {
     const std::string s = token_string(tok, c.token_ids[i]);
     tokens.push_back(s);
@@ -42,14 +61,6 @@ OJson completion_logprobs(const ChoiceOutput& c, size_t echo_len, const Tokenize
   return out;
 }
 
-OJson chat_logprob_entry(const Tokenizer& tok, int32_t id, float lp) {
-  OJson e;
-  e["token"] = token_string(tok, id);
-  e["logprob"] = lp;
-  e["bytes"] = token_bytes(tok, id);
-  return e;
-}
-
 // Chat logprobs: {"content": [{"token", "logprob", "bytes", "top_logprobs": [{"token", "logprob", "bytes"}]}]}.
 OJson chat_logprobs(const ChoiceOutput& c, const Tokenizer& tok) {
   OJson content = OJson::array();
@@ -63,17 +74,6 @@ OJson chat_logprobs(const ChoiceOutput& c, const Tokenizer& tok) {
   }
   return {{"content", std::move(content)}};
 }
-
-OJson envelope(const char* object, const ResponseMeta& meta) {
-  OJson body;
-  body["id"] = meta.id;
-  body["object"] = object;
-  body["created"] = meta.created;
-  body["model"] = meta.model;
-  return body;
-}
-
-}  // namespace
 
 OJson finish_reason_json(FinishReason r) {
   switch (r) {

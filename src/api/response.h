@@ -36,6 +36,12 @@ int64_t unix_time_now();
 
 nlohmann::ordered_json usage_json(const GenerationResult& result);
 
+// Completions' logprobs of c's tokens: {"tokens", "token_logprobs", "top_logprobs", "text_offset"};
+// text offsets count from `first_offset` (the echo length, or where a streamed piece starts).
+nlohmann::ordered_json completion_logprobs(const ChoiceOutput& c, size_t first_offset, const Tokenizer& tok);
+// Chat logprobs of c's tokens: {"content": [{"token", "logprob", "bytes", "top_logprobs": [...]}]}.
+nlohmann::ordered_json chat_logprobs(const ChoiceOutput& c, const Tokenizer& tok);
+
 // `tok` turns token ids into the strings of the logprobs objects.
 nlohmann::ordered_json completion_response(const CompletionRequest& req, const GenerationResult& result,
                                            const Tokenizer& tok, const ResponseMeta& meta);

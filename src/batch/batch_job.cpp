@@ -48,6 +48,12 @@ class BatchJob {
   void finish(Group* g);
   void write_error(const BatchItem& item, const std::string& code, const std::string& message);
   void drain_until_idle();
+  void abort_in_flight();
+  void stop_and_keep_finished();
+  bool stop_requested() const { return opts_.stop && opts_.stop->load(); }
+  void count_record(bool ok) {
+    if (opts_.counters) ++(ok ? opts_.counters->completed : opts_.counters->failed);
+  }
   ProgressSnapshot snapshot() const;
 
   Engine& engine_;
@@ -82,6 +88,7 @@ void BatchJob::write_bad_lines(const BatchInput& input, JournalState& state) {
     }
     writer_.append(error_record(e.custom_id, e.code, e.message));
     ++summary_.failed;
+    count_record(false);
   }
 }
 
@@ -90,6 +97,7 @@ void BatchJob::write_error(const BatchItem& item, const std::string& code, const
   ++summary_.failed;
   ++failed_this_run_;
   ++done_;
+  count_record(false);
 }
 
 void BatchJob::start(const BatchItem& item) {
@@ -103,6 +111,8 @@ void BatchJob::start(const BatchItem& item) {
     write_error(item, "invalid_request", std::string("cannot prepare the request: ") + e.what());
     return;
   }
+  if (opts_.priority)
+    for (EngineRequest& part : prepared.parts) part.priority = *opts_.priority;
   auto owned = std::make_unique<Group>(item, prepared);
   Group* g = owned.get();
   {
@@ -172,6 +182,7 @@ void BatchJob::finish(Group* g) {
     writer_.append(success_record(item.custom_id, api::build_response(item.request, r, bundle_.tokenizer(), meta)));
     ++summary_.ok;
     ++done_;
+    count_record(true);
   }
   summary_.prompt_tokens += r.prompt_tokens();
   summary_.cached_prompt_tokens += r.cached_prompt_tokens();
@@ -186,6 +197,32 @@ ProgressSnapshot BatchJob::snapshot() const {
   s.generated_tokens = engine_.stats().generated_tokens - generated_at_start_;
   s.elapsed_seconds = std::chrono::duration<double>(Clock::now() - start_).count();
   return s;
+}
+
+void BatchJob::abort_in_flight() {
+  std::vector<RequestId> ids;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [g, owned] : groups_) ids.insert(ids.end(), g->ids.begin(), g->ids.end());
+  }
+  for (RequestId id : ids) engine_.abort(id);
+  drain_until_idle();
+}
+
+// Aborts what is in flight and records only the requests that finished on their
+// own; the aborted ones stay unrecorded so that a rerun runs them.
+void BatchJob::stop_and_keep_finished() {
+  abort_in_flight();
+  std::deque<Group*> ready;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ready.swap(completed_);
+  }
+  for (Group* g : ready)
+    if (g->submit_error.empty() && !g->result.failed()) finish(g);
+  std::lock_guard<std::mutex> lock(mu_);
+  groups_.clear();
+  summary_.stopped = true;
 }
 
 void BatchJob::drain_until_idle() {
@@ -205,6 +242,11 @@ BatchSummary BatchJob::run() {
   }
   const BatchInput input = read_batch_input(opts_.input_path);
   summary_.input_lines = input.lines;
+  if (opts_.counters) {
+    opts_.counters->total = input.lines;
+    opts_.counters->completed = state.records - state.error_records;
+    opts_.counters->failed = state.error_records;
+  }
   generated_at_start_ = engine_.stats().generated_tokens;
   write_bad_lines(input, state);
 
@@ -218,6 +260,10 @@ BatchSummary BatchJob::run() {
   size_t next = 0;
   try {
     while (true) {
+      if (stop_requested()) {
+        stop_and_keep_finished();
+        break;
+      }
       // Submit up to the window, a bounded number per round so that progress keeps flowing.
       for (size_t started = 0; started < 256 && next < pending.size(); ++started) {
         {
@@ -244,13 +290,7 @@ BatchSummary BatchJob::run() {
       progress_.update(snapshot());
     }
   } catch (...) {
-    std::vector<RequestId> ids;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      for (auto& [g, owned] : groups_) ids.insert(ids.end(), g->ids.begin(), g->ids.end());
-    }
-    for (RequestId id : ids) engine_.abort(id);
-    drain_until_idle();
+    abort_in_flight();
     throw;
   }
   writer_.sync();

@@ -9,9 +9,11 @@
 // Rerunning with the same output file resumes: records already there are kept,
 // a torn last line is cut, and only the missing custom_ids run.
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "batch/journal.h"
@@ -24,6 +26,14 @@ class ModelBundle;
 
 namespace db::batch {
 
+// Live counts over the whole input file (records of earlier runs included), for
+// other threads to read while the job runs.
+struct BatchCounters {
+  std::atomic<size_t> total{0};      // non-blank input lines (set once the input is read)
+  std::atomic<size_t> completed{0};  // success records in the output
+  std::atomic<size_t> failed{0};     // error records in the output
+};
+
 struct BatchJobOptions {
   std::string input_path;          // OpenAI Batch API request file (JSONL)
   std::string output_path;         // batch output file (JSONL); also the journal to resume from
@@ -33,11 +43,17 @@ struct BatchJobOptions {
   JournalSyncPolicy sync;          // how often the output is synced to disk
   std::FILE* progress_out = nullptr;  // where progress goes (nullptr: nowhere)
   bool progress_tty = false;       // redraw one line (terminal) instead of printing plain lines
+  std::optional<int> priority;     // engine priority of every request (nullopt: what each request asks for)
+  const std::atomic<bool>* stop = nullptr;  // once true: submit nothing more, abort what is in flight and
+                                            // return; aborted requests get no record (a rerun runs them)
+  BatchCounters* counters = nullptr;        // updated as records are written (nullptr: none)
 };
 
 // Runs the job to the end. Bad lines and failed requests get error records; only
 // problems with the files themselves (unreadable input, unwritable or foreign
-// output) throw db::Error. `bundle` tokenizes; `engine` generates.
+// output) throw db::Error. `bundle` tokenizes; `engine` generates. Waits only for its
+// own requests, so other traffic may share the engine. BatchSummary::stopped tells
+// whether `opts.stop` ended it early.
 BatchSummary run_batch_job(Engine& engine, const ModelBundle& bundle, const BatchJobOptions& opts);
 
 }  // namespace db::batch

@@ -46,6 +46,7 @@ void add_record(JournalState& state, const std::string& text, const std::string&
     state.finished.insert(custom_id);
   }
   ++state.records;
+  if (!err.is_null()) ++state.error_records;
 }
 
 }  // namespace

@@ -18,6 +18,7 @@ struct JournalState {
   std::map<std::pair<std::string, std::string>, size_t> line_errors;  // (code, custom_id or "") -> records of
                                                                        // line-level errors (see is_line_level_code)
   size_t records = 0;             // complete records in the file
+  size_t error_records = 0;       // of those, records with an error (the rest are successes)
   uint64_t truncated_bytes = 0;   // bytes of a torn last line that were cut off
 };
 

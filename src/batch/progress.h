@@ -50,6 +50,7 @@ struct BatchSummary {
   int64_t cached_prompt_tokens = 0;  // of those, served by the prefix cache
   int64_t generated_tokens = 0;  // tokens generated this run
   double wall_seconds = 0;       // wall time of this run
+  bool stopped = false;          // BatchJobOptions::stop ended the run before every request finished
 };
 
 // Multi-line human-readable summary (ends with a newline).

@@ -11,11 +11,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 
 #include <nlohmann/json.hpp>
 
 #include "io/gguf.h"
-#include "runner/batch_generator.h"
+#include "engine/engine.h"
 #include "runner/model_bundle.h"
 
 namespace db {
@@ -68,23 +70,36 @@ TEST_F(LlamaCppReference, PromptTokensMatch) {
     EXPECT_EQ(bundle_->encode_prompt(c.prompt), c.prompt_ids) << "prompt '" << c.id << "'";
 }
 
-TEST_F(LlamaCppReference, GreedyContinuationsAgree) {
-  std::vector<GenerateRequest> reqs;
-  for (const Case& c : cases_) {
-    GenerateRequest r;
-    r.prompt = c.prompt_ids;
+// Greedy continuations of all prompts, submitted together to one engine (continuous batching).
+std::vector<std::vector<int32_t>> engine_greedy(ModelBundle& bundle, const std::vector<Case>& cases) {
+  EngineConfig cfg;
+  cfg.threads = 2;
+  cfg.kv_cache_memory = int64_t{256} << 20;
+  Engine engine(bundle, cfg);
+  std::mutex mu;
+  std::vector<std::vector<int32_t>> outs(cases.size());
+  for (size_t i = 0; i < cases.size(); ++i) {
+    EngineRequest r;
+    r.prompt = cases[i].prompt_ids;
     r.sampling.temperature = 0;
-    r.max_new_tokens = static_cast<int32_t>(c.greedy_ids.size());
+    r.max_tokens = static_cast<int32_t>(cases[i].greedy_ids.size());
     r.ignore_eos = true;  // the reference does not stop at EOS either
-    reqs.push_back(r);
+    engine.submit(r, [&, i](RequestId, const SampleOutput& out, const RequestStats&, bool) {
+      std::lock_guard<std::mutex> lock(mu);
+      outs[i].insert(outs[i].end(), out.new_token_ids.begin(), out.new_token_ids.end());
+    });
   }
-  ThreadPool pool(2);
-  BatchGenerator gen(bundle_->model(), bundle_->tokenizer(), pool);
-  const auto outs = gen.run(reqs);  // all prompts together in one varlen batch
+  engine.wait_idle();
+  return outs;
+}
+
+TEST_F(LlamaCppReference, GreedyContinuationsAgree) {
+  const auto outs = engine_greedy(*bundle_, cases_);
 
   size_t agree32 = 0, total_prefix = 0, total_len = 0;
   for (size_t i = 0; i < cases_.size(); ++i) {
-    const size_t n = common_prefix(outs[i].tokens, cases_[i].greedy_ids);
+    ASSERT_EQ(outs[i].size(), cases_[i].greedy_ids.size()) << cases_[i].id;
+    const size_t n = common_prefix(outs[i], cases_[i].greedy_ids);
     total_prefix += n;
     total_len += cases_[i].greedy_ids.size();
     if (n >= std::min<size_t>(32, cases_[i].greedy_ids.size())) ++agree32;

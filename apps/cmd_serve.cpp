@@ -1,0 +1,97 @@
+// `deepbatch serve`: the OpenAI-compatible HTTP server over one engine.
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "cli_options.h"
+#include "commands.h"
+#include "engine/engine.h"
+#include "engine_options.h"
+#include "runner/model_bundle.h"
+#include "server/app.h"
+#include "server/shutdown_signal.h"
+#include "util/error.h"
+
+namespace db::cli {
+
+namespace {
+
+struct ServeOptions {
+  ModelOptions model;
+  EngineOptions engine;
+  server::ServeConfig serve;
+};
+
+std::string default_model_name(const std::string& model_path) {
+  namespace fs = std::filesystem;
+  fs::path p(model_path);
+  if (p.has_filename() && p.filename() != ".")
+    return p.extension() == ".gguf" ? p.stem().string() : p.filename().string();
+  return p.parent_path().filename().string();
+}
+
+int run_serve(ServeOptions o) {
+  server::block_shutdown_signals();  // before any thread starts
+  const EngineConfig cfg = make_engine_config(o.model, o.engine);
+  auto bundle = ModelBundle::open(o.model.model);
+  if (o.serve.model_name.empty()) o.serve.model_name = default_model_name(o.model.model);
+  o.serve.max_context = bundle->model().config().max_context;
+  Engine engine(*bundle, cfg);
+  server::ServerApp app(engine, *bundle, o.serve);
+  app.start();
+  std::printf("deepbatch serve: model %s, listening on http://%s:%d\n", o.serve.model_name.c_str(),
+              o.serve.host.c_str(), app.port());
+  std::fflush(stdout);
+  const int sig = server::wait_for_shutdown_signal();
+  std::fprintf(stderr, "deepbatch serve: signal %d, finishing in-flight requests (at most %.0f s)\n", sig,
+               o.serve.shutdown_timeout_s);
+  app.shutdown();
+  std::fprintf(stderr, "deepbatch serve: stopped\n");
+  return 0;
+}
+
+void add_serve_options(CLI::App& cmd, ServeOptions& o) {
+  server::ServeConfig& s = o.serve;
+  cmd.add_option("--host", s.host, "Address to bind")->capture_default_str();
+  cmd.add_option("--port", s.port, "Port to listen on (0: any free port, printed at start)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  cmd.add_option("--api-key", s.api_key,
+                 "Require 'Authorization: Bearer KEY' on /v1/* (/health and /metrics stay open)");
+  cmd.add_option("--served-model-name", s.model_name, "Model id in /v1/models and responses (default: file name)");
+  cmd.add_option("--max-queued-requests", s.max_queued_requests,
+                 "Waiting requests at which new ones get 429 (0 = no limit)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd.add_option("--io-threads", s.io_threads, "HTTP I/O threads")->check(CLI::Range(1, 64))->capture_default_str();
+  cmd.add_option("--prepare-threads", s.prepare_threads, "Threads that tokenize prompts")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd.add_option("--max-body-size", s.max_body_bytes, "Largest request body, e.g. 32M (larger: 413)")
+      ->transform(CLI::AsSizeValue(false))
+      ->capture_default_str();
+  cmd.add_option("--header-timeout", s.header_timeout_s, "Seconds a client may take to send a request head (else 408)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd.add_option("--data-dir", s.data_dir,
+                 "Directory for the Batch API's files and batches (enables /v1/files, /v1/batches)");
+  cmd.add_option("--shutdown-timeout", s.shutdown_timeout_s,
+                 "Seconds in-flight requests may take after SIGTERM before they are aborted")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+}
+
+}  // namespace
+
+CLI::App* add_serve_command(CLI::App& app, std::function<int()>& action) {
+  auto* cmd = app.add_subcommand("serve", "OpenAI-compatible HTTP server (completions, chat, models, metrics)");
+  auto o = std::make_shared<ServeOptions>();
+  add_model_options(*cmd, o->model);
+  add_serve_options(*cmd, *o);
+  add_engine_options(*cmd, o->engine);
+  cmd->callback([o, &action] { action = [o] { return run_serve(*o); }; });
+  return cmd;
+}
+
+}  // namespace db::cli

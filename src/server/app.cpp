@@ -1,0 +1,108 @@
+#include "server/app.h"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "server/auth.h"
+#include "server/batch_mount.h"
+#include "server/generation_call.h"
+#include "server/http_helpers.h"
+#include "server/info_handlers.h"
+#include "server/status_recording_responder.h"
+
+namespace db::server {
+
+namespace {
+
+http::ServerOptions http_options(const ServeConfig& c) {
+  http::ServerOptions o;
+  o.host = c.host;
+  o.port = c.port;
+  o.io_threads = c.io_threads;
+  o.max_body_bytes = c.max_body_bytes;
+  o.header_timeout_s = c.header_timeout_s;
+  o.error_body = protocol_error_body;
+  return o;
+}
+
+}  // namespace
+
+ServerApp::ServerApp(Engine& engine, const ModelBundle& bundle, ServeConfig config)
+    : config_(std::move(config)),
+      metrics_(config_.model_name),
+      tracker_(engine),
+      prepare_queue_(std::make_unique<WorkQueue>(config_.prepare_threads)),
+      ctx_{engine, bundle, config_, metrics_, tracker_, *prepare_queue_},
+      router_(protocol_error_body) {
+  add_routes();
+  batch_ = mount_batch_api(engine, bundle, config_, router_);
+  http_ = std::make_unique<http::Server>(
+      http_options(config_),
+      [this](http::Request&& req, std::shared_ptr<http::Responder> res) { handle(std::move(req), std::move(res)); });
+}
+
+ServerApp::~ServerApp() { shutdown_with_timeout(0); }
+
+int ServerApp::port() const { return http_->port(); }
+
+void ServerApp::start() { http_->start(); }
+
+void ServerApp::add_routes() {
+  ServerContext* ctx = &ctx_;
+  router_.add("POST", "/v1/completions", [ctx](http::Request&& req, const http::PathParams&, auto res) {
+    handle_generation(*ctx, api::Endpoint::Completions, std::move(req), std::move(res));
+  });
+  router_.add("POST", "/v1/chat/completions", [ctx](http::Request&& req, const http::PathParams&, auto res) {
+    handle_generation(*ctx, api::Endpoint::ChatCompletions, std::move(req), std::move(res));
+  });
+  router_.add("GET", "/v1/models",
+              [ctx](http::Request&&, const http::PathParams&, auto res) { handle_list_models(*ctx, std::move(res)); });
+  router_.add("GET", "/v1/models/{id}", [ctx](http::Request&&, const http::PathParams& p, auto res) {
+    handle_get_model(*ctx, p.get("id"), std::move(res));
+  });
+  router_.add("GET", "/health", [this](http::Request&&, const http::PathParams&, auto res) {
+    handle_health(ctx_, watchdog_, draining_.load(), std::move(res));
+  });
+  router_.add("GET", "/metrics",
+              [ctx](http::Request&&, const http::PathParams&, auto res) { handle_metrics(*ctx, std::move(res)); });
+}
+
+void ServerApp::handle(http::Request&& req, std::shared_ptr<http::Responder> raw) {
+  auto res = std::make_shared<StatusRecordingResponder>(std::move(raw),
+                                                        [m = &metrics_](int status) { m->on_http_response(status); });
+  if (draining_.load() && req.path != "/metrics") {
+    send_error(*res, api::ApiError("the server is shutting down", "", "shutting_down", 503, "server_error"));
+    return;
+  }
+  if (auto err = check_api_key(req, config_.api_key)) {
+    send_error(*res, *err);
+    return;
+  }
+  router_.dispatch(std::move(req), std::move(res));
+}
+
+void ServerApp::shutdown() { shutdown_with_timeout(config_.shutdown_timeout_s); }
+
+void ServerApp::shutdown_with_timeout(double timeout_s) {
+  if (stopped_) return;
+  stopped_ = true;
+  draining_ = true;
+  http_->stop_accepting();
+  if (!tracker_.wait_all_closed(timeout_s)) {
+    tracker_.abort_all();
+    tracker_.wait_all_closed(10);
+  }
+  if (batch_) batch_->shutdown();
+  // Finished responses may still sit in send buffers: give clients a moment to read them and close.
+  const auto flush_deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(std::min(timeout_s, 2.0));
+  while (http_->open_connections() > 0 && std::chrono::steady_clock::now() < flush_deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  http_->stop();
+  prepare_queue_.reset();  // runs what is left (requests of closed connections end at once)
+  tracker_.abort_all();
+  tracker_.wait_all_closed(10);
+}
+
+}  // namespace db::server

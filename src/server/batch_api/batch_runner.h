@@ -1,0 +1,91 @@
+// Runs the batches of a BatchStore on a shared engine, one at a time in creation
+// order (FIFO), on a thread of its own. Each batch is a batch::run_batch_job over
+// its input and journal at background priority (2), so live requests on the same
+// engine go first; then its journal is split into the output and error files.
+//
+//   queue (FIFO) --> validating -> in_progress --run_batch_job--> finalizing --split--> completed
+//   cancel(): queued -> cancelled at once; running -> cancelling, the job stops (in-flight
+//             requests aborted, finished ones kept) --split--> cancelled
+//   shutdown(): the running job stops and its batch stays in_progress; start() after a
+//               restart resumes it from the journal.
+#pragma once
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "batch/batch_job.h"
+#include "server/batch_api/batch_store.h"
+#include "server/batch_api/file_store.h"
+
+namespace db {
+class Engine;
+class ModelBundle;
+}  // namespace db
+
+namespace db::server {
+
+struct BatchRunnerOptions {
+  std::string model_name;       // "model" in responses of requests that name none
+  int64_t max_context = 0;      // the model's context length in tokens
+  size_t max_in_flight = 0;     // requests of the running batch in the engine at once, at most (0: twice the
+                                // engine's max_num_seqs: enough to keep it full, few enough that the batch
+                                // adds little to the engine's waiting queue, which live admission watches)
+  int priority = 2;             // engine priority of batch requests (2: background)
+};
+
+class BatchRunner {
+ public:
+  BatchRunner(Engine& engine, const ModelBundle& bundle, BatchStore& batches, FileStore& files,
+              BatchRunnerOptions opts);
+  ~BatchRunner();  // shutdown()
+  BatchRunner(const BatchRunner&) = delete;
+  BatchRunner& operator=(const BatchRunner&) = delete;
+
+  // Queues every batch that is not finished, oldest first, and starts the thread.
+  void start();
+  // Queues a batch just created (validating).
+  void enqueue(const std::string& id);
+  // Cancels batch `id` and returns it as it is now. Throws api::ApiError: 404 for an
+  // unknown id, 400 when it is finalizing or finished.
+  BatchRecord cancel(const std::string& id);
+  // Batch `id` with live request counts when it is running; nullopt when unknown.
+  std::optional<BatchRecord> current(const std::string& id) const;
+  // Stops the running job (its batch stays resumable) and joins the thread. Idempotent.
+  void shutdown();
+  // Blocks until the queue is empty and nothing runs, or `timeout_s` passed; true when idle.
+  bool wait_idle(double timeout_s);
+
+ private:
+  void loop();
+  void process(const std::string& id);
+  void run_job(const std::string& id);
+  void finalize(const std::string& id, BatchStatus to);
+  void fail(const std::string& id, const std::string& message);
+  // Applies `change` to the stored batch and saves it, under the state lock; returns it.
+  BatchRecord update(const std::string& id, const std::function<void(BatchRecord&)>& change);
+
+  Engine& engine_;
+  const ModelBundle& bundle_;
+  BatchStore& batches_;
+  FileStore& files_;
+  BatchRunnerOptions opts_;
+
+  mutable std::mutex mu_;             // guards everything below and every read-modify-save of a batch
+  std::condition_variable cv_;
+  std::deque<std::string> queue_;     // batches waiting for the runner, FIFO
+  std::string active_;                // the batch being processed ("" when none)
+  bool stopping_ = false;
+  std::atomic<bool> stop_job_{false};  // tells the running job to stop
+  batch::BatchCounters counters_;      // live counts of the running job
+  bool counters_live_ = false;         // counters_ describe active_
+  std::thread thread_;
+};
+
+}  // namespace db::server

@@ -1,0 +1,21 @@
+// A batch's journal split the way the OpenAI Batch API hands results out: the
+// records of successful requests go to the output file, those with an error to
+// the error file.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace db::server {
+
+struct SplitJournal {
+  std::string output;     // success records, one per line, in journal order
+  std::string errors;     // error records, one per line, in journal order
+  int64_t completed = 0;  // lines in `output`
+  int64_t failed = 0;     // lines in `errors`
+};
+
+// Reads the complete lines of the journal at `path` (a missing file is empty; a
+// torn last line is left out). Throws db::Error naming a line that is not a record.
+SplitJournal split_journal(const std::string& path);
+
+}  // namespace db::server

@@ -1,0 +1,27 @@
+// The Batch API (/v1/files, /v1/batches) mounted on the server's router when a
+// data directory is configured.
+#pragma once
+#include <memory>
+
+#include "http/router.h"
+#include "server/serve_config.h"
+
+namespace db {
+class Engine;
+class ModelBundle;
+}  // namespace db
+
+namespace db::server {
+
+class MountedBatchApi {
+ public:
+  virtual ~MountedBatchApi() = default;
+  // Stops its runners and flushes its journals (graceful shutdown). Idempotent.
+  virtual void shutdown() = 0;
+};
+
+// nullptr when config.data_dir is empty; otherwise the service with its routes added to `router`.
+std::unique_ptr<MountedBatchApi> mount_batch_api(Engine& engine, const ModelBundle& bundle, const ServeConfig& config,
+                                                 http::Router& router);
+
+}  // namespace db::server

@@ -1,0 +1,24 @@
+// Settings of `deepbatch serve` beyond the engine's.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace db::server {
+
+struct ServeConfig {
+  std::string host = "127.0.0.1";      // address to bind
+  int port = 8000;                     // 0: any free port
+  std::string api_key;                 // "" = no authentication
+  std::string model_name;              // the model's id in requests and responses
+  int64_t max_context = 0;             // the model's context length (tokens)
+  int64_t max_queued_requests = 1024;  // engine waiting sequences at which new requests get 429 (0 = no limit)
+  int io_threads = 2;                  // HTTP event-loop threads
+  int prepare_threads = 2;             // threads that tokenize prompts and submit them
+  size_t max_body_bytes = 32u << 20;   // larger request bodies get 413
+  double header_timeout_s = 10;        // a request head must arrive within this (else 408)
+  std::string data_dir;                // Batch API state ("" = no Batch API)
+  double shutdown_timeout_s = 30;      // on SIGTERM: how long in-flight requests may take before they are aborted
+};
+
+}  // namespace db::server

@@ -1,0 +1,106 @@
+#include "server/server_metrics.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace db::server {
+
+namespace {
+
+const std::vector<std::string> kModel = {"model_name"};
+
+std::vector<double> ttft_buckets() {
+  return {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1,  0.25,  0.5,   0.75,
+          1.0,   2.5,   5.0,  7.5,  10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0};
+}
+std::vector<double> token_latency_buckets() {
+  return {0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0};
+}
+std::vector<double> request_latency_buckets() {
+  return {0.3,  0.5,  0.8,  1.0,  1.5,   2.0,   2.5,   5.0,   10.0,   15.0,  20.0,
+          30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0};
+}
+
+}  // namespace
+
+ServerMetrics::ServerMetrics(std::string model_name)
+    : model_(std::move(model_name)),
+      http_requests_(reg_.counter("deepbatch:http_requests_total", "HTTP responses by status code.", {"code"})),
+      success_(reg_.counter("deepbatch:request_success_total", "Finished samples by finish reason.",
+                            {"model_name", "finished_reason"})),
+      prompt_tokens_(
+          reg_.counter("deepbatch:prompt_tokens_total", "Prompt tokens computed (prefix-cache hits excluded).", kModel)
+              .labels({model_})),
+      generation_tokens_(
+          reg_.counter("deepbatch:generation_tokens_total", "Tokens generated.", kModel).labels({model_})),
+      prefix_queries_(reg_.counter("deepbatch:prefix_cache_queries_total",
+                                   "Prompt tokens looked up in the prefix cache (computed + hit).", kModel)
+                          .labels({model_})),
+      prefix_hits_(
+          reg_.counter("deepbatch:prefix_cache_hits_total", "Prompt tokens served by the prefix cache.", kModel)
+              .labels({model_})),
+      preemptions_(
+          reg_.counter("deepbatch:num_preemptions_total", "Requests preempted (recompute).", kModel).labels({model_})),
+      running_(
+          reg_.gauge("deepbatch:num_requests_running", "Sequences running (a request with n samples counts n).", kModel)
+              .labels({model_})),
+      waiting_(
+          reg_.gauge("deepbatch:num_requests_waiting", "Sequences waiting to be scheduled.", kModel).labels({model_})),
+      kv_usage_(reg_.gauge("deepbatch:kv_cache_usage_perc", "Fraction of KV cache blocks in use (0 to 1).", kModel)
+                    .labels({model_})),
+      kv_free_blocks_(reg_.gauge("deepbatch:kv_cache_free_blocks", "Free KV cache blocks.", kModel).labels({model_})),
+      kv_total_blocks_(
+          reg_.gauge("deepbatch:kv_cache_total_blocks", "KV cache blocks in the pool (null block included).", kModel)
+              .labels({model_})),
+      ttft_(reg_.histogram("deepbatch:time_to_first_token_seconds", "Submit to first token.", ttft_buckets(), kModel)
+                .labels({model_})),
+      itl_(reg_.histogram("deepbatch:inter_token_latency_seconds", "Time between consecutive output tokens.",
+                          token_latency_buckets(), kModel)
+               .labels({model_})),
+      tpot_(reg_.histogram("deepbatch:time_per_output_token_seconds",
+                           "Per request: (end-to-end - first token) / (generated tokens - 1).", token_latency_buckets(),
+                           kModel)
+                .labels({model_})),
+      e2e_(reg_.histogram("deepbatch:e2e_request_latency_seconds", "Submit to finish.", request_latency_buckets(),
+                          kModel)
+               .labels({model_})),
+      queue_(reg_.histogram("deepbatch:request_queue_time_seconds", "Submit to first scheduled.",
+                            request_latency_buckets(), kModel)
+                 .labels({model_})) {}
+
+void ServerMetrics::on_http_response(int status) { http_requests_.labels({std::to_string(status)}).inc(); }
+
+void ServerMetrics::on_sample_finished(FinishReason reason) {
+  if (reason == FinishReason::None) return;
+  success_.labels({model_, finish_reason_name(reason)}).inc();
+}
+
+void ServerMetrics::on_request_finished(const RequestStats& s, int samples) {
+  queue_.observe(s.queue_seconds);
+  e2e_.observe(s.e2e_seconds);
+  if (s.generated_tokens > 0) ttft_.observe(s.ttft_seconds);
+  const double per_sample = static_cast<double>(s.generated_tokens) / std::max(1, samples);
+  if (per_sample > 1) tpot_.observe((s.e2e_seconds - s.ttft_seconds) / (per_sample - 1));
+}
+
+void ServerMetrics::on_tokens(double seconds, size_t tokens) {
+  if (tokens == 0) return;
+  const double each = seconds / static_cast<double>(tokens);
+  for (size_t i = 0; i < tokens; ++i) itl_.observe(each);
+}
+
+std::string ServerMetrics::render(const EngineStats& s) {
+  prompt_tokens_.raise_to(static_cast<double>(s.prompt_tokens));
+  generation_tokens_.raise_to(static_cast<double>(s.generated_tokens));
+  prefix_queries_.raise_to(static_cast<double>(s.prompt_tokens + s.cached_prompt_tokens));
+  prefix_hits_.raise_to(static_cast<double>(s.cached_prompt_tokens));
+  preemptions_.raise_to(static_cast<double>(s.preemptions));
+  running_.set(static_cast<double>(s.running));
+  waiting_.set(static_cast<double>(s.waiting));
+  kv_usage_.set(s.kv_usage);
+  kv_free_blocks_.set(static_cast<double>(s.free_blocks));
+  kv_total_blocks_.set(static_cast<double>(s.num_blocks));
+  return reg_.render();
+}
+
+}  // namespace db::server

@@ -1,0 +1,38 @@
+// The server's Prometheus metrics (vLLM's names with the `deepbatch:` prefix):
+// request outcomes and latencies observed as requests finish, engine gauges and
+// totals read from Engine::stats() at scrape time, HTTP responses by status.
+// Thread-safe.
+#pragma once
+#include <string>
+
+#include "engine/engine.h"
+#include "metrics/registry.h"
+
+namespace db::server {
+
+class ServerMetrics {
+ public:
+  explicit ServerMetrics(std::string model_name);
+
+  // One HTTP response started with `status`.
+  void on_http_response(int status);
+  // One sample (choice) finished with `reason`.
+  void on_sample_finished(FinishReason reason);
+  // One engine request's final output (`samples` = its n): queue time, TTFT, end-to-end latency, time per output token.
+  void on_request_finished(const RequestStats& stats, int samples);
+  // `tokens` new tokens of one sample arrived `seconds` after its previous ones.
+  void on_tokens(double seconds, size_t tokens);
+  // Refreshes the engine gauges and totals from `s`, then renders every metric.
+  std::string render(const EngineStats& s);
+
+ private:
+  std::string model_;
+  metrics::Registry reg_;
+  metrics::Family<metrics::Counter>& http_requests_;
+  metrics::Family<metrics::Counter>& success_;
+  metrics::Counter &prompt_tokens_, &generation_tokens_, &prefix_queries_, &prefix_hits_, &preemptions_;
+  metrics::Gauge &running_, &waiting_, &kv_usage_, &kv_free_blocks_, &kv_total_blocks_;
+  metrics::Histogram &ttft_, &itl_, &tpot_, &e2e_, &queue_;
+};
+
+}  // namespace db::server

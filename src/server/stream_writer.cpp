@@ -1,0 +1,91 @@
+#include "server/stream_writer.h"
+
+#include "api/stream_chunk.h"
+
+namespace db::server {
+
+using OJson = nlohmann::ordered_json;
+
+StreamWriter::StreamWriter(const api::ApiRequest& req, const api::PreparedRequest& prepared, const Tokenizer& tok,
+                           api::ResponseMeta meta, std::shared_ptr<http::Responder> res)
+    : chat_(std::holds_alternative<api::ChatCompletionRequest>(req)),
+      tok_(tok),
+      meta_(std::move(meta)),
+      res_(std::move(res)),
+      result_(prepared) {
+  if (chat_)
+    want_logprobs_ = std::get<api::ChatCompletionRequest>(req).logprobs;
+  else
+    want_logprobs_ = std::get<api::CompletionRequest>(req).logprobs.has_value();
+  include_usage_ = api::common_fields(req).stream_include_usage;
+  for (size_t p = 0; p < prepared.parts.size(); ++p) {
+    first_choice_.push_back(echo_.size());
+    const std::string echo = p < prepared.echo_texts.size() ? prepared.echo_texts[p] : "";
+    for (int32_t s = 0; s < prepared.parts[p].n; ++s) echo_.push_back(echo);
+  }
+  for (const std::string& e : echo_) text_offset_.push_back(e.size());
+}
+
+void StreamWriter::begin() {
+  std::lock_guard<std::mutex> lock(mu_);
+  res_->begin_stream(200, {{"Content-Type", "text/event-stream"}, {"Cache-Control", "no-cache"}});
+  for (size_t i = 0; i < echo_.size(); ++i) {
+    OJson chunk;
+    if (chat_)
+      chunk = api::chat_chunk(meta_, i, {{"role", "assistant"}, {"content", ""}}, nullptr, FinishReason::None);
+    else if (!echo_[i].empty())
+      chunk = api::completion_chunk(meta_, i, echo_[i], nullptr, FinishReason::None);
+    else
+      continue;
+    if (include_usage_) chunk["usage"] = nullptr;
+    res_->write(api::sse_data(chunk));
+  }
+}
+
+OJson StreamWriter::logprobs_delta(size_t choice, const SampleOutput& out) {
+  if (!want_logprobs_ || out.new_token_ids.empty()) return nullptr;
+  api::ChoiceOutput piece;
+  piece.token_ids = out.new_token_ids;
+  piece.logprobs = out.new_logprobs;
+  piece.top_logprobs = out.new_top_logprobs;
+  if (chat_) return api::chat_logprobs(piece, tok_);
+  OJson lp = api::completion_logprobs(piece, text_offset_[choice], tok_);
+  for (const auto& t : lp["tokens"]) text_offset_[choice] += t.get_ref<const std::string&>().size();
+  return lp;
+}
+
+void StreamWriter::write_choice_chunk(size_t choice, const SampleOutput& out) {
+  const bool has_tokens = want_logprobs_ && !out.new_token_ids.empty();
+  if (out.new_text.empty() && !has_tokens && out.finish == FinishReason::None) return;
+  OJson lp = logprobs_delta(choice, out);
+  OJson chunk;
+  if (chat_) {
+    OJson delta = OJson::object();
+    if (!out.new_text.empty() || out.finish == FinishReason::None) delta["content"] = out.new_text;
+    chunk = api::chat_chunk(meta_, choice, std::move(delta), std::move(lp), out.finish);
+  } else {
+    chunk = api::completion_chunk(meta_, choice, out.new_text, std::move(lp), out.finish);
+  }
+  if (include_usage_) chunk["usage"] = nullptr;
+  res_->write(api::sse_data(chunk));
+}
+
+void StreamWriter::finish_stream() {
+  if (include_usage_)
+    res_->write(api::sse_data(api::usage_chunk(chat_ ? api::kChatChunkObject : api::kCompletionChunkObject, meta_,
+                                               api::usage_json(result_))));
+  res_->write(std::string(api::kSseDone));
+  res_->end();
+  ended_ = true;
+}
+
+bool StreamWriter::add(size_t part, const SampleOutput& out, const RequestStats& stats, bool final) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (ended_) return true;
+  const bool done = result_.add(part, out, stats, final);
+  write_choice_chunk(first_choice_[part] + static_cast<size_t>(out.index), out);
+  if (done) finish_stream();
+  return done;
+}
+
+}  // namespace db::server

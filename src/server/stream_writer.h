@@ -1,0 +1,51 @@
+// Turns the engine outputs of one streamed API request into server-sent events
+// on its Responder: chat streams start every choice with a role chunk, then send
+// content deltas and a finish chunk; completions streams send text chunks (the echo
+// first). After the last output: the usage chunk (stream_options.include_usage) and
+// "data: [DONE]". Thread-safe.
+#pragma once
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "api/openai_request.h"
+#include "http/responder.h"
+
+namespace db {
+class Tokenizer;
+}
+
+namespace db::server {
+
+class StreamWriter {
+ public:
+  // `tok` must outlive the writer.
+  StreamWriter(const api::ApiRequest& req, const api::PreparedRequest& prepared, const Tokenizer& tok,
+               api::ResponseMeta meta, std::shared_ptr<http::Responder> res);
+
+  // Starts the 200 event stream and writes the opening chunks.
+  void begin();
+  // Writes the chunks of one engine output of part `part`. Returns true once every
+  // part had its final output (the stream has then been ended).
+  bool add(size_t part, const SampleOutput& out, const RequestStats& stats, bool final);
+
+ private:
+  nlohmann::ordered_json logprobs_delta(size_t choice, const SampleOutput& out);
+  void write_choice_chunk(size_t choice, const SampleOutput& out);
+  void finish_stream();
+
+  std::mutex mu_;
+  bool chat_;
+  bool want_logprobs_;
+  bool include_usage_;
+  const Tokenizer& tok_;
+  api::ResponseMeta meta_;
+  std::shared_ptr<http::Responder> res_;
+  api::GenerationResult result_;      // everything so far (usage)
+  std::vector<size_t> first_choice_;  // per part: index of its first choice
+  std::vector<std::string> echo_;     // per choice: echo text sent in the opening chunk
+  std::vector<size_t> text_offset_;   // per choice: completions logprobs text_offset of the next token
+  bool ended_ = false;
+};
+
+}  // namespace db::server

@@ -1,0 +1,204 @@
+"""deepbatch serve driven by the official openai client (and curl for raw SSE):
+completions, chat, streaming, n > 1, logprobs, echo, seeds, stop strings, models,
+authentication and errors raised as the client's own exception types."""
+import json
+import os
+import subprocess
+import sys
+import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "common"))
+import openai  # noqa: E402
+from e2e_main import check, expect_raises, metric_value, parse_args, run_tests  # noqa: E402
+from server_fixture import start_server, stop_server  # noqa: E402
+
+KEY = "sk-e2e-test"
+MODEL = "tiny"
+PROMPT = "The three primary colors are"
+CHAT = [{"role": "user", "content": "Write one sentence about the sea."}]
+
+
+def test_models(client, base):
+    models = client.models.list()
+    check([m.id for m in models.data] == [MODEL], f"models: {models}")
+    check(client.models.retrieve(MODEL).id == MODEL, "retrieve")
+    expect_raises(openai.NotFoundError, client.models.retrieve, "no-such-model")
+
+
+def test_completion(client, base):
+    r = client.completions.create(model=MODEL, prompt=PROMPT, max_tokens=8, temperature=0)
+    check(r.object == "text_completion" and r.model == MODEL, f"envelope: {r}")
+    check(len(r.choices) == 1 and r.choices[0].text and r.choices[0].finish_reason == "length", f"choice: {r}")
+    check(r.usage.completion_tokens == 8 and r.usage.total_tokens == r.usage.prompt_tokens + 8, f"usage {r.usage}")
+
+
+def test_chat(client, base):
+    r = client.chat.completions.create(model=MODEL, messages=CHAT, max_tokens=10, temperature=0, user="u-1",
+                                       extra_body={"priority": 0, "no_such_field": {"x": 1}})
+    m = r.choices[0].message
+    check(r.object == "chat.completion" and m.role == "assistant" and m.content, f"chat: {r}")
+    check(r.choices[0].finish_reason in ("stop", "length"), f"finish {r.choices[0].finish_reason}")
+
+
+def test_stream_matches_non_stream(client, base):
+    plain = client.completions.create(model=MODEL, prompt=PROMPT, max_tokens=16, temperature=0)
+    text, finish = "", None
+    for chunk in client.completions.create(model=MODEL, prompt=PROMPT, max_tokens=16, temperature=0, stream=True):
+        for c in chunk.choices:
+            text += c.text
+            finish = c.finish_reason or finish
+    check(text == plain.choices[0].text, f"completion stream {text!r} != {plain.choices[0].text!r}")
+    check(finish == plain.choices[0].finish_reason, "completion finish")
+
+    plain = client.chat.completions.create(model=MODEL, messages=CHAT, max_tokens=16, temperature=0)
+    stream = client.chat.completions.create(model=MODEL, messages=CHAT, max_tokens=16, temperature=0, stream=True,
+                                            stream_options={"include_usage": True})
+    text, roles, usage = "", [], None
+    for chunk in stream:
+        if chunk.usage:
+            usage = chunk.usage
+        for c in chunk.choices:
+            roles += [c.delta.role] if c.delta.role else []
+            text += c.delta.content or ""
+    check(roles == ["assistant"], f"roles {roles}")
+    check(text == plain.choices[0].message.content, f"chat stream {text!r} != {plain.choices[0].message.content!r}")
+    check(usage is not None and usage.completion_tokens == plain.usage.completion_tokens, f"usage {usage}")
+
+
+def test_n_samples(client, base):
+    r = client.completions.create(model=MODEL, prompt=PROMPT, max_tokens=6, n=3, temperature=1.0, seed=7)
+    check(sorted(c.index for c in r.choices) == [0, 1, 2], f"indices {r.choices}")
+    check(r.usage.completion_tokens == 18, f"usage {r.usage}")
+    texts = {0: "", 1: ""}
+    for chunk in client.chat.completions.create(model=MODEL, messages=CHAT, max_tokens=6, n=2, temperature=0,
+                                                stream=True):
+        for c in chunk.choices:
+            texts[c.index] += c.delta.content or ""
+    check(texts[0] and texts[0] == texts[1], f"greedy samples differ: {texts}")
+
+
+def test_logprobs(client, base):
+    r = client.completions.create(model=MODEL, prompt=PROMPT, max_tokens=5, temperature=0, logprobs=2)
+    lp = r.choices[0].logprobs
+    check(len(lp.tokens) == 5 and len(lp.token_logprobs) == 5 and len(lp.top_logprobs) == 5, f"logprobs {lp}")
+    check(all(len(t) >= 1 for t in lp.top_logprobs) and all(v <= 0 for v in lp.token_logprobs), f"values {lp}")
+    check("".join(lp.tokens) == r.choices[0].text, "tokens join to the text")
+    r = client.chat.completions.create(model=MODEL, messages=CHAT, max_tokens=5, temperature=0, logprobs=True,
+                                       top_logprobs=3)
+    content = r.choices[0].logprobs.content
+    check(len(content) == 5 and all(len(e.top_logprobs) == 3 for e in content), f"chat logprobs {content}")
+    streamed = []
+    for chunk in client.chat.completions.create(model=MODEL, messages=CHAT, max_tokens=5, temperature=0,
+                                                logprobs=True, top_logprobs=3, stream=True):
+        for c in chunk.choices:
+            if c.logprobs and c.logprobs.content:
+                streamed += c.logprobs.content
+    check([e.token for e in streamed] == [e.token for e in content], "streamed chat logprobs tokens")
+    check(all(abs(a.logprob - b.logprob) < 1e-4 for a, b in zip(streamed, content)), "streamed chat logprob values")
+    offsets = []
+    for chunk in client.completions.create(model=MODEL, prompt=PROMPT, max_tokens=5, temperature=0, logprobs=1,
+                                           stream=True):
+        for c in chunk.choices:
+            if c.logprobs:
+                offsets += c.logprobs.text_offset
+    check(offsets == lp.text_offset, f"streamed text offsets {offsets} != {lp.text_offset}")
+
+
+def test_echo(client, base):
+    r = client.completions.create(model=MODEL, prompt=PROMPT, max_tokens=4, temperature=0, echo=True)
+    check(r.choices[0].text.startswith(PROMPT) and len(r.choices[0].text) > len(PROMPT), f"echo {r.choices[0].text!r}")
+
+
+def test_seed(client, base):
+    def sample(seed):
+        return client.completions.create(model=MODEL, prompt="Once upon a time", max_tokens=12, temperature=1.0,
+                                         seed=seed).choices[0].text
+    a, b = sample(1234), sample(1234)
+    check(a == b, f"same seed, different text: {a!r} vs {b!r}")
+    others = {sample(s) for s in (1, 2, 3)}
+    check(len(others | {a}) > 1, "different seeds all gave the same text")
+
+
+def test_stop(client, base):
+    full = client.completions.create(model=MODEL, prompt=PROMPT, max_tokens=16, temperature=0).choices[0].text
+    words = full.split()
+    check(len(words) >= 3, f"too short to pick a stop word: {full!r}")
+    stop = " " + words[2]
+    r = client.completions.create(model=MODEL, prompt=PROMPT, max_tokens=16, temperature=0, stop=[stop, "@@@"])
+    c = r.choices[0]
+    check(c.finish_reason == "stop" and c.text == full[: full.index(stop)], f"stop {stop!r}: {c.text!r} / {full!r}")
+    text = ""
+    for chunk in client.completions.create(model=MODEL, prompt=PROMPT, max_tokens=16, temperature=0, stop=stop,
+                                           stream=True):
+        text += "".join(ch.text for ch in chunk.choices)
+    check(text == c.text, f"streamed stop {text!r}")
+
+
+def test_errors(client, base):
+    e = expect_raises(openai.BadRequestError, client.completions.create, model=MODEL, prompt=PROMPT,
+                      max_tokens="many")
+    check(e.body and e.body.get("param") == "max_tokens", f"param of {e.body}")
+    expect_raises(openai.BadRequestError, client.completions.create, model=MODEL, prompt=PROMPT, temperature=-1)
+    expect_raises(openai.BadRequestError, client.chat.completions.create, model=MODEL, messages="hello")
+    e = expect_raises(openai.BadRequestError, client.completions.create, model=MODEL, prompt="word " * 9000,
+                      max_tokens=4)
+    check(e.code == "context_length_exceeded", f"code {e.code}")
+    expect_raises(openai.BadRequestError, client.completions.create, model=MODEL, prompt=PROMPT, max_tokens=10 ** 9)
+    expect_raises(openai.NotFoundError, client.completions.create, model="no-such-model", prompt=PROMPT)
+    bad = openai.OpenAI(base_url=base + "/v1", api_key="wrong", max_retries=0)
+    expect_raises(openai.AuthenticationError, bad.completions.create, model=MODEL, prompt=PROMPT)
+    expect_raises(openai.AuthenticationError, bad.models.list)
+    expect_raises(openai.NotFoundError, client.get, "/no/such/route", cast_to=object)
+
+
+def test_raw_sse_with_curl(client, base):
+    body = json.dumps({"model": MODEL, "prompt": PROMPT, "max_tokens": 5, "temperature": 0, "stream": True})
+    out = subprocess.run(["curl", "-sS", "-N", "-i", "--max-time", "30", "-H", f"Authorization: Bearer {KEY}",
+                          "-H", "Content-Type: application/json", "-d", body, base + "/v1/completions"],
+                         capture_output=True, check=True).stdout.decode()
+    head, _, payload = out.partition("\r\n\r\n")
+    check(head.startswith("HTTP/1.1 200") and "text/event-stream" in head.lower(), f"head {head}")
+    check(payload.endswith("data: [DONE]\n\n"), f"tail {payload[-60:]!r}")
+    events = payload.split("\n\n")[:-1]
+    check(all(ev.startswith("data: ") for ev in events), f"framing {events}")
+    for ev in events[:-1]:
+        json.loads(ev[len("data: "):])
+
+
+def test_health_and_metrics_open(client, base):
+    with urllib.request.urlopen(base + "/health", timeout=10) as r:
+        check(r.status == 200, "health")
+    with urllib.request.urlopen(base + "/metrics", timeout=10) as r:
+        check("version=0.0.4" in r.headers.get("Content-Type", ""), "metrics content type")
+        text = r.read().decode()
+    for name in ("deepbatch:time_to_first_token_seconds_bucket", "deepbatch:inter_token_latency_seconds_count",
+                 "deepbatch:e2e_request_latency_seconds_sum", "deepbatch:request_queue_time_seconds_count",
+                 "deepbatch:kv_cache_usage_perc", "deepbatch:num_requests_running",
+                 "deepbatch:prefix_cache_hits_total", "deepbatch:time_per_output_token_seconds_count"):
+        check(name in text, f"{name} missing from /metrics")
+    check(metric_value(text, "deepbatch:request_success_total", {"finished_reason": "length"}) > 0, "successes")
+    check(metric_value(text, "deepbatch:generation_tokens_total") > 0, "generation tokens")
+    check(metric_value(text, "deepbatch:http_requests_total", {"code": "401"}) >= 1, "401 counted")
+    check(metric_value(text, "deepbatch:prefix_cache_hits_total") > 0, "repeated prompts hit the prefix cache")
+
+
+def main():
+    args = parse_args()
+    proc, base = start_server(args.binary, args.source_dir,
+                              ["--api-key", KEY, "--served-model-name", MODEL, "--kv-cache-memory", "64M",
+                               "--max-num-seqs", "16", "-t", "2"])
+    try:
+        client = openai.OpenAI(base_url=base + "/v1", api_key=KEY, max_retries=0, timeout=60)
+        code = run_tests([test_models, test_completion, test_chat, test_stream_matches_non_stream, test_n_samples,
+                          test_logprobs, test_echo, test_seed, test_stop, test_errors, test_raw_sse_with_curl,
+                          test_health_and_metrics_open], client, base)
+    finally:
+        rc = stop_server(proc)
+    if rc != 0:
+        print(f"server exited with {rc} after SIGTERM")
+        code = 1
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

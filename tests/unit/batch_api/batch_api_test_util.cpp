@@ -1,0 +1,91 @@
+#include "batch_api_test_util.h"
+
+#include <unistd.h>
+
+#include <cctype>
+#include <chrono>
+#include <fstream>
+#include <random>
+
+namespace db::test {
+
+TempDir::TempDir(const std::string& name) {
+  std::random_device rd;
+  path_ = std::filesystem::temp_directory_path() /
+          ("deepbatch_" + name + "_" + std::to_string(::getpid()) + "_" + std::to_string(rd()));
+  std::filesystem::remove_all(path_);
+  std::filesystem::create_directories(path_);
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+void RecordingResponder::send(int status, http::Headers headers, std::string body) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    status_ = status;
+    headers_ = std::move(headers);
+    body_ = std::move(body);
+    ++responses_;
+  }
+  cv_.notify_all();
+}
+
+void RecordingResponder::begin_stream(int status, http::Headers headers) {
+  std::lock_guard<std::mutex> lock(mu_);
+  status_ = status;
+  headers_ = std::move(headers);
+}
+
+void RecordingResponder::write(std::string chunk) {
+  std::lock_guard<std::mutex> lock(mu_);
+  body_ += chunk;
+}
+
+void RecordingResponder::end() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++responses_;
+  }
+  cv_.notify_all();
+}
+
+bool RecordingResponder::wait(double timeout_s) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return cv_.wait_for(lock, std::chrono::duration<double>(timeout_s), [&] { return responses_ > 0; });
+}
+
+int RecordingResponder::status() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return status_;
+}
+
+std::string RecordingResponder::body() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return body_;
+}
+
+std::string RecordingResponder::header(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  for (const auto& [k, v] : headers_)
+    if (lower(k) == lower(name)) return v;
+  return "";
+}
+
+int RecordingResponder::responses() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return responses_;
+}
+
+}  // namespace db::test

@@ -1,0 +1,39 @@
+#include "server/auth.h"
+
+#include <gtest/gtest.h>
+
+namespace db::server {
+namespace {
+
+http::Request request(std::string path, std::string auth = "") {
+  http::Request r;
+  r.method = "POST";
+  r.path = std::move(path);
+  r.target = r.path;
+  if (!auth.empty()) r.headers.emplace_back("authorization", std::move(auth));
+  return r;
+}
+
+TEST(Auth, NoKeyConfiguredLetsEverythingPass) {
+  EXPECT_FALSE(check_api_key(request("/v1/completions"), "").has_value());
+}
+
+TEST(Auth, V1NeedsTheBearerKey) {
+  EXPECT_FALSE(check_api_key(request("/v1/completions", "Bearer sk-1"), "sk-1").has_value());
+  EXPECT_FALSE(check_api_key(request("/v1/models", "bearer sk-1"), "sk-1").has_value());
+  for (const char* bad : {"", "Bearer sk-2", "Bearer sk-1x", "Bearer sk-", "Basic sk-1", "sk-1", "Bearer "}) {
+    auto err = check_api_key(request("/v1/completions", bad), "sk-1");
+    ASSERT_TRUE(err.has_value()) << bad;
+    EXPECT_EQ(err->status(), 401);
+    EXPECT_EQ(err->code(), "invalid_api_key");
+  }
+}
+
+TEST(Auth, HealthAndMetricsStayOpen) {
+  EXPECT_FALSE(check_api_key(request("/health"), "sk-1").has_value());
+  EXPECT_FALSE(check_api_key(request("/metrics"), "sk-1").has_value());
+  EXPECT_TRUE(check_api_key(request("/v1/files"), "sk-1").has_value());
+}
+
+}  // namespace
+}  // namespace db::server

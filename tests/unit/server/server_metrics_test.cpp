@@ -1,0 +1,67 @@
+#include "server/server_metrics.h"
+
+#include <gtest/gtest.h>
+
+namespace db::server {
+namespace {
+
+bool contains(const std::string& text, const std::string& line) { return text.find(line) != std::string::npos; }
+
+TEST(ServerMetrics, ExposesEngineStatsAndObservations) {
+  ServerMetrics m("tiny");
+  m.on_http_response(200);
+  m.on_http_response(200);
+  m.on_http_response(429);
+  m.on_sample_finished(FinishReason::Stop);
+  m.on_sample_finished(FinishReason::Length);
+  m.on_sample_finished(FinishReason::None);  // not a finish: ignored
+  RequestStats rs;
+  rs.generated_tokens = 11;
+  rs.ttft_seconds = 0.5;
+  rs.e2e_seconds = 1.5;
+  rs.queue_seconds = 0.01;
+  m.on_request_finished(rs, 1);
+  m.on_tokens(0.2, 2);
+  EngineStats es;
+  es.running = 3;
+  es.waiting = 4;
+  es.prompt_tokens = 100;
+  es.cached_prompt_tokens = 28;
+  es.generated_tokens = 50;
+  es.preemptions = 2;
+  es.kv_usage = 0.5;
+  es.num_blocks = 10;
+  es.free_blocks = 5;
+  const std::string text = m.render(es);
+  const std::string ml = "{model_name=\"tiny\"}";
+  EXPECT_TRUE(contains(text, "deepbatch:http_requests_total{code=\"200\"} 2\n")) << text;
+  EXPECT_TRUE(contains(text, "deepbatch:http_requests_total{code=\"429\"} 1\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:request_success_total{model_name=\"tiny\",finished_reason=\"stop\"} 1\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:num_requests_running" + ml + " 3\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:num_requests_waiting" + ml + " 4\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:prompt_tokens_total" + ml + " 100\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:generation_tokens_total" + ml + " 50\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:prefix_cache_queries_total" + ml + " 128\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:prefix_cache_hits_total" + ml + " 28\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:num_preemptions_total" + ml + " 2\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:kv_cache_usage_perc" + ml + " 0.5\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:kv_cache_free_blocks" + ml + " 5\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:time_to_first_token_seconds_count" + ml + " 1\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:time_per_output_token_seconds_sum" + ml + " 0.1\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:inter_token_latency_seconds_count" + ml + " 2\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:e2e_request_latency_seconds_count" + ml + " 1\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:request_queue_time_seconds_count" + ml + " 1\n"));
+  EXPECT_TRUE(contains(text, "# TYPE deepbatch:time_to_first_token_seconds histogram\n"));
+}
+
+TEST(ServerMetrics, EngineTotalsNeverGoBackwards) {
+  ServerMetrics m("tiny");
+  EngineStats es;
+  es.generated_tokens = 10;
+  m.render(es);
+  es.generated_tokens = 3;
+  EXPECT_NE(m.render(es).find("deepbatch:generation_tokens_total{model_name=\"tiny\"} 10\n"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace db::server
