@@ -16,7 +16,10 @@ void check_model(const ServerContext& ctx, const std::string& model) {
 void check_capacity(const ServerContext& ctx) {
   const int64_t limit = ctx.config.max_queued_requests;
   if (limit <= 0) return;
-  const int64_t waiting = ctx.engine.stats().waiting + static_cast<int64_t>(ctx.prepare_queue.pending());
+  // Background work (Batch API jobs, priority 2) waits by design and does not count against live traffic.
+  const EngineStats stats = ctx.engine.stats();
+  const int64_t waiting = stats.waiting_by_priority[0] + stats.waiting_by_priority[1] +
+                          static_cast<int64_t>(ctx.prepare_queue.pending());
   if (waiting >= limit)
     throw api::ApiError("the server is at capacity (" + std::to_string(waiting) +
                             " requests waiting, --max-queued-requests " + std::to_string(limit) + "); retry later",

@@ -46,6 +46,12 @@ ServerMetrics::ServerMetrics(std::string model_name)
               .labels({model_})),
       waiting_(
           reg_.gauge("deepbatch:num_requests_waiting", "Sequences waiting to be scheduled.", kModel).labels({model_})),
+      running_by_priority_(reg_.gauge("deepbatch:num_requests_running_by_priority",
+                                      "Sequences running, by priority class (0 interactive, 1 normal, 2 background).",
+                                      {"model_name", "priority"})),
+      waiting_by_priority_(reg_.gauge("deepbatch:num_requests_waiting_by_priority",
+                                      "Sequences waiting, by priority class (0 interactive, 1 normal, 2 background).",
+                                      {"model_name", "priority"})),
       kv_usage_(reg_.gauge("deepbatch:kv_cache_usage_perc", "Fraction of KV cache blocks in use (0 to 1).", kModel)
                     .labels({model_})),
       kv_free_blocks_(reg_.gauge("deepbatch:kv_cache_free_blocks", "Free KV cache blocks.", kModel).labels({model_})),
@@ -97,6 +103,10 @@ std::string ServerMetrics::render(const EngineStats& s) {
   preemptions_.raise_to(static_cast<double>(s.preemptions));
   running_.set(static_cast<double>(s.running));
   waiting_.set(static_cast<double>(s.waiting));
+  for (int p = 0; p < 3; ++p) {
+    running_by_priority_.labels({model_, std::to_string(p)}).set(static_cast<double>(s.running_by_priority[p]));
+    waiting_by_priority_.labels({model_, std::to_string(p)}).set(static_cast<double>(s.waiting_by_priority[p]));
+  }
   kv_usage_.set(s.kv_usage);
   kv_free_blocks_.set(static_cast<double>(s.free_blocks));
   kv_total_blocks_.set(static_cast<double>(s.num_blocks));

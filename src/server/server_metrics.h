@@ -32,6 +32,7 @@ class ServerMetrics {
   metrics::Family<metrics::Counter>& success_;
   metrics::Counter &prompt_tokens_, &generation_tokens_, &prefix_queries_, &prefix_hits_, &preemptions_;
   metrics::Gauge &running_, &waiting_, &kv_usage_, &kv_free_blocks_, &kv_total_blocks_;
+  metrics::Family<metrics::Gauge>&running_by_priority_, &waiting_by_priority_;  // labels: model_name, priority
   metrics::Histogram &ttft_, &itl_, &tpot_, &e2e_, &queue_;
 };
 

@@ -25,6 +25,8 @@ TEST(ServerMetrics, ExposesEngineStatsAndObservations) {
   EngineStats es;
   es.running = 3;
   es.waiting = 4;
+  es.running_by_priority = {1, 2, 0};
+  es.waiting_by_priority = {0, 1, 3};
   es.prompt_tokens = 100;
   es.cached_prompt_tokens = 28;
   es.generated_tokens = 50;
@@ -39,6 +41,9 @@ TEST(ServerMetrics, ExposesEngineStatsAndObservations) {
   EXPECT_TRUE(contains(text, "deepbatch:request_success_total{model_name=\"tiny\",finished_reason=\"stop\"} 1\n"));
   EXPECT_TRUE(contains(text, "deepbatch:num_requests_running" + ml + " 3\n"));
   EXPECT_TRUE(contains(text, "deepbatch:num_requests_waiting" + ml + " 4\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:num_requests_running_by_priority{model_name=\"tiny\",priority=\"1\"} 2\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:num_requests_waiting_by_priority{model_name=\"tiny\",priority=\"2\"} 3\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:num_requests_waiting_by_priority{model_name=\"tiny\",priority=\"0\"} 0\n"));
   EXPECT_TRUE(contains(text, "deepbatch:prompt_tokens_total" + ml + " 100\n"));
   EXPECT_TRUE(contains(text, "deepbatch:generation_tokens_total" + ml + " 50\n"));
   EXPECT_TRUE(contains(text, "deepbatch:prefix_cache_queries_total" + ml + " 128\n"));
