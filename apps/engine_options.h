@@ -1,5 +1,5 @@
 // Command-line options of the continuous-batching engine, shared by the
-// subcommands that run one (generate, chat, bench).
+// subcommands that run one (run, serve, generate, chat, bench).
 #pragma once
 #include <CLI/CLI.hpp>
 #include <cstdint>

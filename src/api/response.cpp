@@ -27,7 +27,9 @@ OJson chat_logprob_entry(const Tokenizer& tok, int32_t id, float lp) {
   return e;
 }
 
-OJson envelope(const char* object, const ResponseMeta& meta) {
+}  // namespace
+
+OJson response_envelope(const char* object, const ResponseMeta& meta) {
   OJson body;
   body["id"] = meta.id;
   body["object"] = object;
@@ -35,8 +37,6 @@ OJson envelope(const char* object, const ResponseMeta& meta) {
   body["model"] = meta.model;
   return body;
 }
-
-}  // namespace
 
 // Completions' logprobs: {"tokens", "token_logprobs", "top_logprobs", "text_offset"}.
 OJson completion_logprobs(const ChoiceOutput& c, size_t first_offset, const Tokenizer& tok) {
@@ -108,7 +108,7 @@ OJson usage_json(const GenerationResult& result) {
 
 OJson completion_response(const CompletionRequest& req, const GenerationResult& result, const Tokenizer& tok,
                           const ResponseMeta& meta) {
-  OJson body = envelope("text_completion", meta);
+  OJson body = response_envelope("text_completion", meta);
   OJson choices = OJson::array();
   for (size_t i = 0; i < result.choices().size(); ++i) {
     const ChoiceOutput& c = result.choices()[i];
@@ -126,7 +126,7 @@ OJson completion_response(const CompletionRequest& req, const GenerationResult& 
 
 OJson chat_completion_response(const ChatCompletionRequest& req, const GenerationResult& result, const Tokenizer& tok,
                                const ResponseMeta& meta) {
-  OJson body = envelope("chat.completion", meta);
+  OJson body = response_envelope("chat.completion", meta);
   OJson choices = OJson::array();
   for (size_t i = 0; i < result.choices().size(); ++i) {
     const ChoiceOutput& c = result.choices()[i];

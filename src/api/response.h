@@ -26,6 +26,9 @@ struct ResponseMeta {
   std::string model;    // model name echoed back
 };
 
+// {"id", "object", "created", "model"}: the head of every response body and stream chunk.
+nlohmann::ordered_json response_envelope(const char* object, const ResponseMeta& meta);
+
 // "stop", "length", "abort", "error"; null while unfinished.
 nlohmann::ordered_json finish_reason_json(FinishReason r);
 

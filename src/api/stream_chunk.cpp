@@ -4,19 +4,6 @@ namespace db::api {
 
 using OJson = nlohmann::ordered_json;
 
-namespace {
-
-OJson chunk_envelope(const char* object, const ResponseMeta& meta) {
-  OJson body;
-  body["id"] = meta.id;
-  body["object"] = object;
-  body["created"] = meta.created;
-  body["model"] = meta.model;
-  return body;
-}
-
-}  // namespace
-
 std::string dump_json(const OJson& v) {
   return v.dump(-1, ' ', /*ensure_ascii=*/false, OJson::error_handler_t::replace);
 }
@@ -30,7 +17,7 @@ OJson completion_chunk(const ResponseMeta& meta, size_t index, const std::string
   choice["text"] = text;
   choice["logprobs"] = std::move(logprobs);
   choice["finish_reason"] = finish_reason_json(finish);
-  OJson body = chunk_envelope(kCompletionChunkObject, meta);
+  OJson body = response_envelope(kCompletionChunkObject, meta);
   body["choices"] = OJson::array({std::move(choice)});
   return body;
 }
@@ -41,13 +28,13 @@ OJson chat_chunk(const ResponseMeta& meta, size_t index, OJson delta, OJson logp
   choice["delta"] = std::move(delta);
   choice["logprobs"] = std::move(logprobs);
   choice["finish_reason"] = finish_reason_json(finish);
-  OJson body = chunk_envelope(kChatChunkObject, meta);
+  OJson body = response_envelope(kChatChunkObject, meta);
   body["choices"] = OJson::array({std::move(choice)});
   return body;
 }
 
 OJson usage_chunk(const char* object, const ResponseMeta& meta, OJson usage) {
-  OJson body = chunk_envelope(object, meta);
+  OJson body = response_envelope(object, meta);
   body["choices"] = OJson::array();
   body["usage"] = std::move(usage);
   return body;

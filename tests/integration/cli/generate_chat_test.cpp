@@ -22,19 +22,8 @@ std::vector<std::string> with_common(std::vector<std::string> head, const std::v
   return head;
 }
 
-class CliEngine : public ::testing::Test {
+class CliEngine : public DefaultModelSuite {
  protected:
-  static void SetUpTestSuite() {
-    if (std::filesystem::exists(kDefaultModelPath)) bundle_ = ModelBundle::open(kDefaultModelPath).release();
-  }
-  static void TearDownTestSuite() {
-    delete bundle_;
-    bundle_ = nullptr;
-  }
-  void SetUp() override {
-    ASSERT_NE(bundle_, nullptr) << kDefaultModelPath << " is missing: run scripts/setup.sh (it downloads the default model)";
-  }
-
   // Greedy texts of the prompts, submitted together to an engine configured as the CLI runs it.
   static std::vector<std::string> engine_texts(const std::vector<std::string>& prompts, int32_t max_tokens) {
     EngineConfig cfg;
@@ -57,11 +46,8 @@ class CliEngine : public ::testing::Test {
     engine.wait_idle();
     return texts;
   }
-
-  static ModelBundle* bundle_;
 };
 
-ModelBundle* CliEngine::bundle_ = nullptr;
 
 TEST_F(CliEngine, GenerateStreamsTheEngineGreedyText) {
   const std::string prompt = "The three primary colors are";

@@ -16,19 +16,8 @@ namespace {
 
 using test::kDefaultModelPath;
 
-class OfflineBench : public ::testing::Test {
+class OfflineBench : public test::DefaultModelSuite {
  protected:
-  static void SetUpTestSuite() {
-    if (std::filesystem::exists(kDefaultModelPath)) bundle_ = ModelBundle::open(kDefaultModelPath).release();
-  }
-  static void TearDownTestSuite() {
-    delete bundle_;
-    bundle_ = nullptr;
-  }
-  void SetUp() override {
-    ASSERT_NE(bundle_, nullptr) << kDefaultModelPath << " is missing: run scripts/setup.sh (it downloads the default model)";
-  }
-
   // Runs `deepbatch bench` with `args` and returns its JSON report.
   static nlohmann::json run_bench_cli(std::vector<std::string> args) {
     const std::string dir = test::make_temp_dir("bench");
@@ -47,11 +36,8 @@ class OfflineBench : public ::testing::Test {
   static std::vector<BenchRequest> workload(const WorkloadSpec& spec) {
     return make_workload(spec, prompt_token_pool(bundle_->tokenizer()));
   }
-
-  static ModelBundle* bundle_;
 };
 
-ModelBundle* OfflineBench::bundle_ = nullptr;
 
 WorkloadSpec tiny_spec() {
   WorkloadSpec s;
