@@ -4,6 +4,7 @@
   batched      `deepbatch run` (continuous batching, all requests submitted at once)
   no-prefix    the same with prefix caching off
   one-at-a-time `deepbatch run --max-num-seqs 1` (static: one request after another)
+  serve        (--serve) `deepbatch serve --max-num-seqs N` driven exactly like the peer below
   llama-server a llama.cpp-family server with parallel slots (-np N, continuous batching),
                driven with the same request bodies by N concurrent clients (it serves one
                choice per request, so a request with n > 1 is sent as n requests)
@@ -118,12 +119,27 @@ def run_peer_server(args, reqs):
     slots = args.concurrency
     cmd = [args.peer_server, "-m", args.model, "-np", str(slots), "-c", str(slots * args.peer_slot_ctx),
            "-t", str(args.threads), "--host", "127.0.0.1", "--port", str(port)]
-    log = open(os.path.join(tempfile.gettempdir(), "peer_server.log"), "w")
+    return drive_server(cmd, port, reqs, slots, "llama-server -np %d" % slots)
+
+
+def run_deepbatch_server(args, reqs):
+    port = free_port()
+    names = {r["body"].get("model") for r in reqs} - {None}
+    cmd = [args.binary, "serve", "-m", args.model, "-t", str(args.threads), "--max-num-seqs", str(args.concurrency),
+           "--host", "127.0.0.1", "--port", str(port)]
+    if len(names) == 1:  # serve under the name the requests use
+        cmd += ["--served-model-name", names.pop()]
+    return drive_server(cmd, port, reqs, args.concurrency, "deepbatch serve, %d clients" % args.concurrency)
+
+
+def drive_server(cmd, port, reqs, clients, label):
+    """Starts a server, sends every request by `clients` concurrent clients, stops it."""
+    log = open(os.path.join(tempfile.gettempdir(), "bench_server.log"), "w")
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
     try:
         wait_health(port, proc)
         t0 = time.perf_counter()
-        with concurrent.futures.ThreadPoolExecutor(max_workers=slots) as pool:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=clients) as pool:
             answers = list(pool.map(lambda job: (post(port, job[0], job[1]), job[2]), peer_jobs(reqs)))
         wall = time.perf_counter() - t0
     finally:
@@ -132,7 +148,7 @@ def run_peer_server(args, reqs):
     prompt = sum(b["usage"]["prompt_tokens"] for b, first in answers if first)
     gen = sum(b["usage"]["completion_tokens"] for b, _ in answers)
     bodies = [b for b, first in answers if first]
-    return {"label": "llama-server -np %d" % slots, "wall_s": wall, "requests": len(bodies), "errors": 0,
+    return {"label": label, "wall_s": wall, "requests": len(bodies), "errors": 0,
             "prompt_tokens": prompt, "generated_tokens": gen}
 
 
@@ -147,6 +163,8 @@ def main():
     ap.add_argument("--peer-server", help="llama-server binary (omit to skip the peer)")
     ap.add_argument("--peer-slot-ctx", type=int, default=2048, help="context per peer slot")
     ap.add_argument("--skip-static", action="store_true", help="skip the one-at-a-time run")
+    ap.add_argument("--serve", action="store_true",
+                    help="also run `deepbatch serve` driven exactly like the peer server (same clients, same requests)")
     ap.add_argument("--skip-no-prefix", action="store_true", help="skip the prefix-caching-off run")
     ap.add_argument("--json", help="write the results here")
     args = ap.parse_args()
@@ -157,6 +175,8 @@ def main():
     if not args.skip_no_prefix:
         runs.append(lambda: run_deepbatch(args, reqs, seqs + ["--no-enable-prefix-caching"],
                                           "deepbatch run, no prefix cache"))
+    if args.serve:
+        runs.append(lambda: run_deepbatch_server(args, reqs))
     if args.peer_server:
         runs.append(lambda: run_peer_server(args, reqs))
     if not args.skip_static:
