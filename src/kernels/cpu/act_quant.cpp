@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "util/fp16.h"
+
 namespace db::kernels {
 
 namespace {
@@ -23,6 +25,13 @@ float quantize_block(const float* x, int n, int8_t* q) {
   return d;
 }
 
+// d rounded to half precision, as the GGUF reference engines store activation
+// block scales (Q8_0 / Q8_1); d itself outside the normal half range, where
+// rounding would lose precision (subnormals) or overflow.
+float half_rounded_scale(float d) {
+  return d >= 0x1p-14f && d <= 65504.0f ? fp16_to_f32(f32_to_fp16(d)) : d;
+}
+
 }  // namespace
 
 void quantize_row_q8x32_scalar(const float* x, int64_t cols, int8_t* qs, float* d, float* ds) {
@@ -30,6 +39,7 @@ void quantize_row_q8x32_scalar(const float* x, int64_t cols, int8_t* qs, float* 
     d[b] = quantize_block(x + 32 * b, 32, qs + 32 * b);
     int sum = 0;
     for (int j = 0; j < 32; ++j) sum += qs[32 * b + j];
+    d[b] = half_rounded_scale(d[b]);
     ds[b] = d[b] * static_cast<float>(sum);
   }
 }

@@ -5,7 +5,10 @@
 //  - Q8x256 (for K-quant weights): 256-element blocks with a float scale d and
 //    the sums of q over each 16 elements (bsums).
 // Within a block d = max|x| / 127 and q = round_to_nearest_even(x * (1 / d)),
-// clamped to [-127, 127]. Every ISA variant of the quantizer produces identical bytes.
+// clamped to [-127, 127]. Q8x32 then stores d rounded to half precision (when d
+// is in the normal half range), as the reference GGUF engines' Q8_0 / Q8_1
+// activation blocks do, and ds = d * sum(q) from the rounded d (exact in float).
+// Every ISA variant of the quantizer produces identical bytes.
 //
 // Plain data only (no member functions or default member initializers, so no
 // inline code is emitted): ISA-specific files include this header. Value-initialize ({}).

@@ -3,6 +3,7 @@
 #if defined(__x86_64__)
 #include "kernels/cpu/act_quant.h"
 #include "kernels/cpu/x86/avx2_util.h"
+#include "util/fp16.h"
 
 namespace db::kernels::avx2 {
 
@@ -40,6 +41,13 @@ static float inverse_scale(float amax, float* d) {
   return *d != 0.0f ? 1.0f / *d : 0.0f;
 }
 
+// d rounded to half precision, as the GGUF reference engines store activation
+// block scales (Q8_0 / Q8_1); d itself outside the normal half range, where
+// rounding would lose precision (subnormals) or overflow.
+float half_rounded_scale(float d) {
+  return d >= 0x1p-14f && d <= 65504.0f ? fp16_to_f32(f32_to_fp16(d)) : d;
+}
+
 }  // namespace
 
 void quantize_row_q8x32(const float* x, int64_t cols, int8_t* qs, float* d, float* ds) {
@@ -47,6 +55,7 @@ void quantize_row_q8x32(const float* x, int64_t cols, int8_t* qs, float* d, floa
     const float id = inverse_scale(block_amax(x + 32 * b, 32), &d[b]);
     __m256i s0, s1;
     quantize32(x + 32 * b, id, qs + 32 * b, &s0, &s1);
+    d[b] = half_rounded_scale(d[b]);
     ds[b] = d[b] * static_cast<float>(hsum_epi32(_mm256_add_epi32(s0, s1)));
   }
 }
