@@ -31,7 +31,8 @@ import tempfile
 def run(cmd, timeout=3600, both=False):
     """Runs `cmd`; returns its stdout (with `both`, stdout and stderr: the peer's batched bench
     prints its table to either, depending on its logging set-up)."""
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    # The peer writes a log file into its working directory: keep it out of the checkout.
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=tempfile.gettempdir())
     if p.returncode != 0:
         sys.exit("command failed (%d): %s\n%s" % (p.returncode, " ".join(cmd), p.stderr[-2000:]))
     return p.stdout + "\n" + p.stderr if both else p.stdout
@@ -82,6 +83,8 @@ def main():
     ap.add_argument("--skip", default="", help="comma list of measurements to skip: pp,tg,batched")
     ap.add_argument("--json", help="write all samples here")
     args = ap.parse_args()
+    args.binary = os.path.abspath(args.binary)
+    args.peer_bin = os.path.abspath(args.peer_bin)
     skip = set(filter(None, args.skip.split(",")))
     batches = [int(b) for b in args.batches.split(",")]
 
@@ -95,6 +98,7 @@ def main():
         print("round %d" % (rnd + 1), flush=True)
         for spec in args.model:
             name, path = spec.split("=", 1)
+            path = os.path.abspath(path)
             # Alternate which engine goes first so drift in machine load hits both alike.
             order = ["peer", "deepbatch"] if rnd % 2 == 0 else ["deepbatch", "peer"]
             for engine in order:
