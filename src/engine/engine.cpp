@@ -1,5 +1,7 @@
 #include "engine/engine.h"
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
@@ -23,6 +25,9 @@ struct Command {
   RequestParams params;  // Add
   RequestId id = 0;      // AbortGroup: the request; FinishSequence: the sequence
 };
+
+// Index of a priority class in per-class counts (validated requests have 0..2).
+size_t priority_slot(int priority) { return static_cast<size_t>(std::clamp(priority, 0, 2)); }
 
 }  // namespace
 
@@ -112,11 +117,13 @@ struct Engine::Impl {
       } catch (const std::exception& ex) {
         fail_all(std::string("engine step failed: ") + ex.what(), events);
       }
-      cmds.clear();
       {
         std::lock_guard<std::mutex> lock(mu);
         stats = core.stats();
+        for (const Command& c : cmds)  // now counted by the scheduler itself
+          if (c.kind == Command::Kind::Add) --unpublished_adds[priority_slot(c.params.priority)];
       }
+      cmds.clear();
       for (OutputEvent& e : events) output_queue.push(std::move(e));
       events.clear();
       if (stop) break;
@@ -147,7 +154,8 @@ struct Engine::Impl {
   bool stopping = false;
   bool step_idle = true;            // the step thread sleeps with nothing to do
   int64_t pending_groups = 0;       // requests whose final output has not returned yet
-  EngineStats stats;
+  EngineStats stats;                // the scheduler's counts as of the last step
+  std::array<int64_t, 3> unpublished_adds{};  // submitted requests not yet in `stats`, per priority class
 
   std::thread step_thread, output_thread;
 };
@@ -200,6 +208,7 @@ RequestId Engine::submit(EngineRequest req, OutputCallback on_output) {
     std::lock_guard<std::mutex> lock(impl_->mu);
     if (impl_->stopping) throw Error("submit: the engine is shutting down");
     ++impl_->pending_groups;
+    ++impl_->unpublished_adds[priority_slot(add.params.priority)];
     impl_->output_queue.push(std::move(reg));  // before the step thread can see the request
     impl_->commands.push_back(std::move(add));
     impl_->step_idle = false;
@@ -219,7 +228,12 @@ void Engine::wait_idle() {
 
 EngineStats Engine::stats() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  return impl_->stats;
+  EngineStats s = impl_->stats;
+  for (int p = 0; p < 3; ++p) {  // a request submitted since the last step is waiting already
+    s.waiting += impl_->unpublished_adds[p];
+    s.waiting_by_priority[p] += impl_->unpublished_adds[p];
+  }
+  return s;
 }
 
 const EngineConfig& Engine::config() const { return impl_->cfg; }

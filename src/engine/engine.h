@@ -46,7 +46,8 @@ struct EngineConfig {
 };
 
 struct EngineStats {
-  int64_t running = 0, waiting = 0;           // sequences now (a forked request counts n)
+  int64_t running = 0, waiting = 0;           // sequences now (a forked request counts n); waiting counts
+                                              // requests submitted since the last step too
   std::array<int64_t, 3> running_by_priority{};  // running sequences of priority class 0, 1, 2
   std::array<int64_t, 3> waiting_by_priority{};  // waiting sequences of priority class 0, 1, 2
   int64_t prompt_tokens = 0;                  // prompt tokens computed (excluding cache hits; recomputation included)

@@ -43,9 +43,11 @@ def test_429_when_queue_full(args):
     try:
         results = []
         lock = threading.Lock()
+        start = threading.Barrier(24)  # all requests arrive together, whatever the machine's speed
 
         def one(i):
-            res = post(base, "/v1/completions", {"prompt": f"Request {i}: count", "max_tokens": 16,
+            start.wait(30)
+            res = post(base, "/v1/completions", {"prompt": f"Request {i}: count", "max_tokens": 32,
                                                  "ignore_eos": True})
             with lock:
                 results.append(res)

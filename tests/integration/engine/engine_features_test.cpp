@@ -193,6 +193,33 @@ TEST(EngineAbort, AbortEndsEveryRequestAndFreesAllBlocks) {
   }
 }
 
+TEST(EngineStats, RequestsCountAsWaitingFromTheMomentTheyAreSubmitted) {
+  ASSERT_NE(default_bundle(), nullptr);
+  EngineConfig cfg = small_config();
+  cfg.max_num_seqs = 1;  // one runs, the others wait
+  Engine engine(*default_bundle(), cfg);
+  Collector c;
+  std::vector<RequestId> ids;
+  const int priorities[] = {2, 1, 2, 0};
+  for (int p : priorities) {
+    EngineRequest r = greedy_request(default_bundle()->encode_prompt("Count slowly: one, two, three,"), 400);
+    r.priority = p;
+    ids.push_back(engine.submit(r, c.callback()));
+    // Whether or not the step thread has taken it in yet, the request is counted at once.
+    const EngineStats s = engine.stats();
+    EXPECT_EQ(s.running + s.waiting, static_cast<int64_t>(ids.size()));
+  }
+  const EngineStats s = engine.stats();
+  EXPECT_EQ(s.running_by_priority[0] + s.waiting_by_priority[0], 1);
+  EXPECT_EQ(s.running_by_priority[1] + s.waiting_by_priority[1], 1);
+  EXPECT_EQ(s.running_by_priority[2] + s.waiting_by_priority[2], 2);
+  for (RequestId id : ids) engine.abort(id);
+  engine.wait_idle();
+  const EngineStats end = engine.stats();
+  EXPECT_EQ(end.running + end.waiting, 0);
+  EXPECT_EQ(end.waiting_by_priority[0] + end.waiting_by_priority[1] + end.waiting_by_priority[2], 0);
+}
+
 TEST(EngineAbort, DestroyingTheEngineAbortsWhatIsLeft) {
   ASSERT_NE(default_bundle(), nullptr);
   Collector c;
