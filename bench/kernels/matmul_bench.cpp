@@ -1,6 +1,8 @@
 // Weight-streaming throughput of the CPU matmul per dtype, shape, token count,
 // thread count and ISA level. bytes_per_second counts weight bytes only, so for
-// n_tokens = 1 it is the achieved memory bandwidth of the product.
+// n_tokens = 1 it is the achieved memory bandwidth of the product. Names
+// ending in /panels run on weights repacked as the engine loads them
+// (kernels/packed_weights.h) at the levels that repack.
 //
 //   kernels_bench --benchmark_filter='Q4_1/49152x576/t1'
 #include <benchmark/benchmark.h>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "kernels/cpu/matmul_dispatch.h"
+#include "kernels/packed_weights.h"
 #include "kernels/quantize.h"
 
 namespace {
@@ -42,7 +45,7 @@ std::vector<uint8_t> random_weights(DType t, int64_t rows, int64_t cols) {
 }
 
 void bench_matmul(benchmark::State& state, DType t, int64_t rows, int64_t cols, int64_t n_tokens, int threads,
-                  IsaLevel isa) {
+                  IsaLevel isa, bool packed) {
   if (!db::isa_supported(isa)) {
     state.SkipWithError("ISA level not supported by this CPU");
     return;
@@ -52,6 +55,8 @@ void bench_matmul(benchmark::State& state, DType t, int64_t rows, int64_t cols, 
   w.dtype = t;
   w.shape = {rows, cols};
   w.data = bytes.data();
+  db::kernels::PackedWeightStore store;
+  if (packed) w = store.prepare(w, isa);
   std::vector<float> x(static_cast<size_t>(n_tokens * cols), 0.5f), y(static_cast<size_t>(n_tokens * rows));
   db::ThreadPool pool(threads);
   for (auto _ : state) {
@@ -69,17 +74,19 @@ void register_all() {
   for (DType t : types)
     for (auto [rows, cols] : shapes) {
       if (cols % db::block_size(t) != 0) continue;
-      for (int64_t n_tokens : {1, 64})
+      for (int64_t n_tokens : {1, 8, 64, 512})
         for (int threads : {1, 2})
-          for (int level = 0; level < db::kIsaLevelCount; ++level) {
-            const auto isa = static_cast<IsaLevel>(level);
-            const std::string name = db::dtype_name(t) + "/" + std::to_string(rows) + "x" + std::to_string(cols) +
-                                     "/t" + std::to_string(n_tokens) + "/th" + std::to_string(threads) + "/" +
-                                     db::isa_name(isa);
-            benchmark::RegisterBenchmark(name.c_str(), bench_matmul, t, rows, cols, n_tokens, threads, isa)
-                ->UseRealTime()
-                ->MinTime(0.2);
-          }
+          for (int level = 0; level < db::kIsaLevelCount; ++level)
+            for (bool packed : {false, true}) {
+              const auto isa = static_cast<IsaLevel>(level);
+              if (packed && !db::kernels::prefers_packed(t, isa)) continue;
+              const std::string name = db::dtype_name(t) + "/" + std::to_string(rows) + "x" + std::to_string(cols) +
+                                       "/t" + std::to_string(n_tokens) + "/th" + std::to_string(threads) + "/" +
+                                       db::isa_name(isa) + (packed ? "/panels" : "");
+              benchmark::RegisterBenchmark(name.c_str(), bench_matmul, t, rows, cols, n_tokens, threads, isa, packed)
+                  ->UseRealTime()
+                  ->MinTime(0.2);
+            }
     }
 }
 

@@ -2,7 +2,9 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
+#include "kernels/cpu/panels.h"
 #include "kernels/matmul.h"
 #include "kernels/quant_blocks.h"
 #include "util/error.h"
@@ -150,6 +152,12 @@ void dequantize_row(const TensorView& W, int64_t r, float* dst) {
   if (W.data == nullptr) throw Error("dequantize_row: tensor " + W.shape_str() + " has no data");
   if (r < 0 || r >= W.rows())
     throw Error("dequantize_row: row " + std::to_string(r) + " out of range for a tensor of shape " + W.shape_str());
+  if (W.layout == TensorLayout::Panels16) {
+    std::vector<uint8_t> row(row_bytes(W.dtype, W.cols()));
+    unpack_panel_row(W.dtype, static_cast<const uint8_t*>(W.data), W.cols(), r, row.data());
+    dequantize_row_data(W.dtype, row.data(), dst, W.cols());
+    return;
+  }
   dequantize_row_data(W.dtype, W.row(r), dst, W.cols());
 }
 

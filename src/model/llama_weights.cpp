@@ -35,24 +35,25 @@ std::vector<float> load_f32(const ModelSource& src, const std::string& name, int
   return out;
 }
 
-LlamaLayerWeights load_layer(const ModelSource& src, const ModelConfig& c, int layer) {
+LlamaLayerWeights load_layer(const ModelSource& src, const ModelConfig& c, int layer,
+                             kernels::PackedWeightStore& packed) {
   const std::string p = "blk." + std::to_string(layer) + ".";
   const int64_t hidden = c.hidden, q_dim = int64_t{c.n_heads} * c.head_dim, kv_dim = int64_t{c.n_kv_heads} * c.head_dim;
   LlamaLayerWeights w;
   w.attn_norm = load_f32(src, p + "attn_norm.weight", hidden);
-  w.attn_q = expect(src, p + "attn_q.weight", {q_dim, hidden});
-  w.attn_k = expect(src, p + "attn_k.weight", {kv_dim, hidden});
-  w.attn_v = expect(src, p + "attn_v.weight", {kv_dim, hidden});
+  w.attn_q = packed.prepare(expect(src, p + "attn_q.weight", {q_dim, hidden}));
+  w.attn_k = packed.prepare(expect(src, p + "attn_k.weight", {kv_dim, hidden}));
+  w.attn_v = packed.prepare(expect(src, p + "attn_v.weight", {kv_dim, hidden}));
   if (c.qkv_bias) {
     w.q_bias = load_f32(src, p + "attn_q.bias", q_dim);
     w.k_bias = load_f32(src, p + "attn_k.bias", kv_dim);
     w.v_bias = load_f32(src, p + "attn_v.bias", kv_dim);
   }
-  w.attn_output = expect(src, p + "attn_output.weight", {hidden, q_dim});
+  w.attn_output = packed.prepare(expect(src, p + "attn_output.weight", {hidden, q_dim}));
   w.ffn_norm = load_f32(src, p + "ffn_norm.weight", hidden);
-  w.ffn_gate = expect(src, p + "ffn_gate.weight", {c.ffn_hidden, hidden});
-  w.ffn_up = expect(src, p + "ffn_up.weight", {c.ffn_hidden, hidden});
-  w.ffn_down = expect(src, p + "ffn_down.weight", {hidden, c.ffn_hidden});
+  w.ffn_gate = packed.prepare(expect(src, p + "ffn_gate.weight", {c.ffn_hidden, hidden}));
+  w.ffn_up = packed.prepare(expect(src, p + "ffn_up.weight", {c.ffn_hidden, hidden}));
+  w.ffn_down = packed.prepare(expect(src, p + "ffn_down.weight", {hidden, c.ffn_hidden}));
   return w;
 }
 
@@ -62,9 +63,10 @@ LlamaWeights load_llama_weights(const ModelSource& src, const ModelConfig& c) {
   LlamaWeights w;
   w.token_embd = expect(src, "token_embd.weight", {c.vocab, c.hidden});
   w.layers.reserve(static_cast<size_t>(c.n_layers));
-  for (int l = 0; l < c.n_layers; ++l) w.layers.push_back(load_layer(src, c, l));
+  for (int l = 0; l < c.n_layers; ++l) w.layers.push_back(load_layer(src, c, l, w.packed));
   w.output_norm = load_f32(src, "output_norm.weight", c.hidden);
-  w.output = c.tied_embeddings ? w.token_embd : expect(src, "output.weight", {c.vocab, c.hidden});
+  // Tied: the embedding stays in the file for row lookups, the head gets its own packed copy.
+  w.output = w.packed.prepare(c.tied_embeddings ? w.token_embd : expect(src, "output.weight", {c.vocab, c.hidden}));
   return w;
 }
 

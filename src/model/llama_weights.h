@@ -1,8 +1,11 @@
 // The tensors of a llama / qwen2 decoder. Matrices are views into the mapped
-// file in their stored dtype; norm weights and biases are small f32 copies.
+// file in their stored dtype, or repacked copies of them when the running ISA
+// level's matmul prefers another layout (kernels/packed_weights.h); norm
+// weights and biases are small f32 copies.
 #pragma once
 #include <vector>
 
+#include "kernels/packed_weights.h"
 #include "model/config.h"
 #include "tensor/tensor.h"
 
@@ -30,6 +33,7 @@ struct LlamaWeights {
   std::vector<LlamaLayerWeights> layers;
   std::vector<float> output_norm;  // [hidden]
   TensorView output;               // {vocab, hidden}; the token embedding when tied
+  kernels::PackedWeightStore packed;  // owns the repacked matrices the views above may point into
 };
 
 // Finds every tensor by its GGUF name and checks its shape and dtype; throws

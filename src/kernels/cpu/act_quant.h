@@ -1,7 +1,7 @@
 // Activations quantized on the fly to int8 for integer dot products against
 // quantized weights. Two granularities:
 //  - Q8x32 (for Q4_0 / Q4_1 / Q8_0 weights): 32-element blocks with a float
-//    scale d and ds = d * sum(q) per block;
+//    scale d, the code sum isum = sum(q) and ds = d * isum per block;
 //  - Q8x256 (for K-quant weights): 256-element blocks with a float scale d and
 //    the sums of q over each 16 elements (bsums).
 // Within a block d = max|x| / 127 and q = round_to_nearest_even(x * (1 / d)),
@@ -26,19 +26,20 @@ struct QuantizedActs {
   int8_t* qs;   // [n_tokens][qs_stride] codes, 64-byte aligned rows
   float* d;     // [n_tokens][nblocks] block scales
   float* ds;    // Q8x32: [n_tokens][nblocks] d * sum(q) of each block; else null
+  int32_t* isum;   // Q8x32: [n_tokens][nblocks] sum(q) of each block; else null
   int16_t* bsums;  // Q8x256: [n_tokens][nblocks * 16] sums of q per 16 elements; else null
 };
 
 // Quantizes one row of `cols` floats (cols % 32 == 0) into Q8x32 form.
-using QuantizeRowQ8x32Fn = void (*)(const float* x, int64_t cols, int8_t* qs, float* d, float* ds);
+using QuantizeRowQ8x32Fn = void (*)(const float* x, int64_t cols, int8_t* qs, float* d, float* ds, int32_t* isum);
 // Quantizes one row of `cols` floats (cols % 256 == 0) into Q8x256 form.
 using QuantizeRowQ8x256Fn = void (*)(const float* x, int64_t cols, int8_t* qs, float* d, int16_t* bsums);
 
-void quantize_row_q8x32_scalar(const float* x, int64_t cols, int8_t* qs, float* d, float* ds);
+void quantize_row_q8x32_scalar(const float* x, int64_t cols, int8_t* qs, float* d, float* ds, int32_t* isum);
 void quantize_row_q8x256_scalar(const float* x, int64_t cols, int8_t* qs, float* d, int16_t* bsums);
 
 namespace avx2 {
-void quantize_row_q8x32(const float* x, int64_t cols, int8_t* qs, float* d, float* ds);
+void quantize_row_q8x32(const float* x, int64_t cols, int8_t* qs, float* d, float* ds, int32_t* isum);
 void quantize_row_q8x256(const float* x, int64_t cols, int8_t* qs, float* d, int16_t* bsums);
 }  // namespace avx2
 

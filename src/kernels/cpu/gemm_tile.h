@@ -32,8 +32,9 @@ struct GemmKernels {
   GemmTileFn f32, f16, bf16;
   GemmTileFn q4_0, q4_1, q8_0;
   GemmTileFn q4_k, q5_k, q6_k;
+  GemmTileFn panel_q4_0, panel_q4_1, panel_q8_0;  // Panels16 layout (kernels/cpu/panels.h)
   int tile_rows;    // largest nr the kernels accept
-  int tile_tokens;  // largest nt the kernels accept
+  int tile_tokens;  // largest nt the kernels accept (the panel kernels: kPanelTileTokens)
   QuantizeRowQ8x32Fn quantize_q8x32;
   QuantizeRowQ8x256Fn quantize_q8x256;
 };

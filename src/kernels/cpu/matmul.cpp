@@ -10,6 +10,7 @@
 
 #include "kernels/cpu/activations.h"
 #include "kernels/cpu/matmul_dispatch.h"
+#include "kernels/cpu/panels.h"
 #include "kernels/dequantize.h"
 #include "kernels/matmul.h"
 #include "util/error.h"
@@ -21,8 +22,16 @@ namespace {
 // Activation bytes per token chunk: the chunk is re-read for every row tile, so keep it in L2.
 constexpr int64_t kActChunkBytes = 256 * 1024;
 
-GemmTileFn kernel_for(const GemmKernels& k, DType t) {
-  switch (t) {
+GemmTileFn kernel_for(const GemmKernels& k, const TensorView& w) {
+  if (w.layout == TensorLayout::Panels16) {
+    switch (w.dtype) {
+      case DType::Q4_0: return k.panel_q4_0;
+      case DType::Q4_1: return k.panel_q4_1;
+      case DType::Q8_0: return k.panel_q8_0;
+      default: return nullptr;
+    }
+  }
+  switch (w.dtype) {
     case DType::F32: return k.f32;
     case DType::F16: return k.f16;
     case DType::BF16: return k.bf16;
@@ -57,21 +66,24 @@ QuantizedActs quantize_acts(const GemmKernels& k, int block, const float* X, int
   a.qs_stride = static_cast<int64_t>(align64(static_cast<size_t>(cols)));
   const size_t qs_bytes = static_cast<size_t>(n_tokens * a.qs_stride);
   const size_t d_bytes = align64(static_cast<size_t>(n_tokens * a.nblocks) * sizeof(float));
-  const size_t extra_bytes = block == 32 ? d_bytes : align64(static_cast<size_t>(n_tokens * a.nblocks * 16) * 2);
+  // Q8x32: ds and isum (4 bytes per block each); Q8x256: 16 bsums per block.
+  const size_t extra_bytes = block == 32 ? 2 * d_bytes : align64(static_cast<size_t>(n_tokens * a.nblocks * 16) * 2);
   uint8_t* base = scratch(block == 32 ? 0 : 1, qs_bytes + d_bytes + extra_bytes);
   a.qs = reinterpret_cast<int8_t*>(base);
   a.d = reinterpret_cast<float*>(base + qs_bytes);
-  if (block == 32)
+  if (block == 32) {
     a.ds = reinterpret_cast<float*>(base + qs_bytes + d_bytes);
-  else
+    a.isum = reinterpret_cast<int32_t*>(base + qs_bytes + 2 * d_bytes);
+  } else {
     a.bsums = reinterpret_cast<int16_t*>(base + qs_bytes + d_bytes);
+  }
   auto quantize_rows = [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
       const float* x = X + t * cols;
       int8_t* qs = a.qs + t * a.qs_stride;
       float* d = a.d + t * a.nblocks;
       if (block == 32)
-        k.quantize_q8x32(x, cols, qs, d, a.ds + t * a.nblocks);
+        k.quantize_q8x32(x, cols, qs, d, a.ds + t * a.nblocks, a.isum + t * a.nblocks);
       else
         k.quantize_q8x256(x, cols, qs, d, a.bsums + t * a.nblocks * 16);
     }
@@ -97,22 +109,32 @@ void prefetch_rows(const uint8_t* w, int64_t stride, int64_t rows, int64_t r, in
   for (int64_t off = 0; off < bytes; off += 64) __builtin_prefetch(first + off, 0, 3);
 }
 
-// Runs the tiles of rows [row_tile_begin, row_tile_end) * tile_rows over all tokens.
-void run_tiles(const GemmKernels& k, GemmTileFn fn, GemmTile base, int64_t rows, int64_t n_tokens,
+// How a product's weight rows fall into row tiles: `rows` rows per tile, the
+// tile starting `bytes` bytes after the previous one (Rows layout: tile_rows
+// rows; Panels16: one 16-row group).
+struct RowTiling {
+  int rows;
+  int64_t bytes;
+  int tokens;  // tokens per kernel call
+};
+
+// Runs row tiles [row_tile_begin, row_tile_end) over all tokens.
+void run_tiles(const RowTiling& tiling, GemmTileFn fn, GemmTile base, int64_t rows, int64_t n_tokens,
                int64_t chunk_tokens, int64_t row_tile_begin, int64_t row_tile_end) {
   const uint8_t* w0 = base.w;
   float* y0 = base.y;
+  const int64_t n_tiles = (rows + tiling.rows - 1) / tiling.rows;
   for (int64_t tc = 0; tc < n_tokens; tc += chunk_tokens) {
     const int64_t tc_end = std::min(n_tokens, tc + chunk_tokens);
     for (int64_t rt = row_tile_begin; rt < row_tile_end; ++rt) {
-      const int64_t r0 = rt * k.tile_rows;
-      prefetch_rows(w0, base.w_stride, rows, r0 + kPrefetchTiles * k.tile_rows, k.tile_rows);
+      const int64_t r0 = rt * tiling.rows;
+      prefetch_rows(w0, tiling.bytes, n_tiles, rt + kPrefetchTiles, 1);
       GemmTile tile = base;
-      tile.w = w0 + r0 * base.w_stride;
-      tile.nr = static_cast<int>(std::min<int64_t>(k.tile_rows, rows - r0));
-      for (int64_t t0 = tc; t0 < tc_end; t0 += k.tile_tokens) {
+      tile.w = w0 + rt * tiling.bytes;
+      tile.nr = static_cast<int>(std::min<int64_t>(tiling.rows, rows - r0));
+      for (int64_t t0 = tc; t0 < tc_end; t0 += tiling.tokens) {
         tile.t0 = t0;
-        tile.nt = static_cast<int>(std::min<int64_t>(k.tile_tokens, tc_end - t0));
+        tile.nt = static_cast<int>(std::min<int64_t>(tiling.tokens, tc_end - t0));
         tile.y = y0 + t0 * base.ldy + r0;
         fn(tile);
       }
@@ -136,11 +158,14 @@ void check_operands(const TensorView& W, const float* X, int64_t n_tokens, const
 // Weight bytes per work chunk handed to a thread: small enough that a thread
 // the OS preempts holds up little, large enough to amortize the hand-off.
 constexpr int64_t kChunkWeightBytes = 64 * 1024;
+// Tokens per chunk's worth of work per weight byte (see prepare()).
+constexpr int64_t kTokensPerChunkPass = 16;
 
 // One product of a group, ready to run: its kernel, tile template and chunking.
 struct Product {
   GemmTileFn fn;
   GemmTile base;
+  RowTiling tiling;
   int64_t rows;
   int64_t chunk_tokens;  // tokens per pass over the rows (activations stay in L2)
   int64_t row_tiles;
@@ -175,11 +200,15 @@ class SharedActs {
 Product prepare(const GemmKernels& k, IsaLevel level, const TensorView& W, const float* X, int64_t n_tokens, float* Y,
                 SharedActs& acts) {
   Product p{};
-  p.fn = kernel_for(k, W.dtype);
+  p.fn = kernel_for(k, W);
   DB_CHECK(p.fn != nullptr, "no " + dtype_name(W.dtype) + " kernel at level " + isa_name(level));
   p.rows = W.rows();
   p.base.w = static_cast<const uint8_t*>(W.data);
   p.base.w_stride = static_cast<int64_t>(W.row_nbytes());
+  if (W.layout == TensorLayout::Panels16)
+    p.tiling = {kPanelRows, panel_group_bytes(W.dtype, W.cols()), kPanelTileTokens};
+  else
+    p.tiling = {k.tile_rows, p.base.w_stride * k.tile_rows, k.tile_tokens};
   p.base.cols = W.cols();
   p.base.y = Y;
   p.base.ldy = p.rows;
@@ -190,15 +219,19 @@ Product prepare(const GemmKernels& k, IsaLevel level, const TensorView& W, const
   } else {
     p.base.x = X;
   }
-  p.chunk_tokens = std::max<int64_t>(1, kActChunkBytes / act_row_bytes / k.tile_tokens) * k.tile_tokens;
-  p.row_tiles = (p.rows + k.tile_rows - 1) / k.tile_rows;
-  const int64_t bytes = p.base.w_stride * p.rows;
-  p.n_chunks = std::clamp<int64_t>((bytes + kChunkWeightBytes - 1) / kChunkWeightBytes, 1, p.row_tiles);
+  p.chunk_tokens = std::max<int64_t>(1, kActChunkBytes / act_row_bytes / p.tiling.tokens) * p.tiling.tokens;
+  p.row_tiles = (p.rows + p.tiling.rows - 1) / p.tiling.rows;
+  // Chunks by weight bytes, and finer the more tokens pass over each byte, so
+  // that compute-bound products (prompts, large batches) balance across threads.
+  const int64_t bytes = p.tiling.bytes * p.row_tiles;
+  const int64_t token_passes = (n_tokens + kTokensPerChunkPass - 1) / kTokensPerChunkPass;
+  const int64_t chunks = (bytes + kChunkWeightBytes - 1) / kChunkWeightBytes * token_passes;
+  p.n_chunks = std::clamp<int64_t>(chunks, 1, p.row_tiles);
   return p;
 }
 
-void run_chunk(const GemmKernels& k, const Product& p, int64_t n_tokens, int64_t c) {
-  run_tiles(k, p.fn, p.base, p.rows, n_tokens, p.chunk_tokens, p.tile_begin(c), p.tile_begin(c + 1));
+void run_chunk(const Product& p, int64_t n_tokens, int64_t c) {
+  run_tiles(p.tiling, p.fn, p.base, p.rows, n_tokens, p.chunk_tokens, p.tile_begin(c), p.tile_begin(c + 1));
 }
 
 // Validates a group; returns false when there is nothing to compute.
@@ -238,7 +271,7 @@ void matmul_group_isa(IsaLevel level, const MatmulTask* tasks, int n_tasks, cons
   pool.parallel_chunks(first_chunk[n_tasks], [&](int64_t c) {
     int i = 0;
     while (c >= first_chunk[i + 1]) ++i;
-    run_chunk(k, products[i], n_tokens, c - first_chunk[i]);
+    run_chunk(products[i], n_tokens, c - first_chunk[i]);
   });
 }
 
@@ -273,11 +306,16 @@ void matmul_swiglu(const TensorView& gate, const TensorView& up, const float* X,
   SharedActs acts(k, X, n_tokens, gate.cols(), pool);
   Product g = prepare(k, level, gate, X, n_tokens, out, acts);
   Product u = prepare(k, level, up, X, n_tokens, up_scratch, acts);
+  if (g.tiling.rows != u.tiling.rows) {  // differently laid out: the chunks would cover different rows
+    matmul_group_isa(level, tasks, 2, X, n_tokens, pool);
+    for (int64_t t = 0; t < n_tokens; ++t) swiglu(out + t * rows, up_scratch + t * rows, rows, out + t * rows);
+    return;
+  }
   g.n_chunks = u.n_chunks = std::max(g.n_chunks, u.n_chunks);
   pool.parallel_chunks(g.n_chunks, [&](int64_t c) {
-    run_chunk(k, g, n_tokens, c);
-    run_chunk(k, u, n_tokens, c);
-    const int64_t r0 = g.tile_begin(c) * k.tile_rows, r1 = std::min(rows, g.tile_begin(c + 1) * k.tile_rows);
+    run_chunk(g, n_tokens, c);
+    run_chunk(u, n_tokens, c);
+    const int64_t r0 = g.tile_begin(c) * g.tiling.rows, r1 = std::min(rows, g.tile_begin(c + 1) * g.tiling.rows);
     for (int64_t t = 0; t < n_tokens; ++t) {
       float* g_row = out + t * rows + r0;
       swiglu(g_row, up_scratch + t * rows + r0, r1 - r0, g_row);

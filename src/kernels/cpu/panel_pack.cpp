@@ -1,0 +1,113 @@
+// Conversion between GGUF rows and the Panels16 layout (kernels/cpu/panels.h).
+#include <cstring>
+
+#include "kernels/cpu/panels.h"
+#include "kernels/quant_blocks.h"
+#include "util/error.h"
+
+namespace db::kernels {
+
+namespace {
+
+constexpr int64_t kHeaderHalfBytes = 2 * kPanelRows;  // 16 fp16 values
+
+// Byte offset, inside a block's codes, of row r's element k (k < 32 for 8-bit
+// codes, k < 16 for 4-bit codes: element k + 16 shares the byte's high nibble).
+int64_t code_offset(int r, int k) { return ((k / 4) * kPanelRows + r) * 4 + k % 4; }
+
+// Copies the fp16 field at `field` of row r's block into header slot r of `half_array`.
+void put_half(uint8_t* half_array, int r, const uint8_t* field) { std::memcpy(half_array + 2 * r, field, 2); }
+
+void pack_block(DType t, const uint8_t* block, int r, uint8_t* codes, uint8_t* header) {
+  switch (t) {
+    case DType::Q4_0: {
+      const auto* b = reinterpret_cast<const BlockQ4_0*>(block);
+      put_half(header, r, b->d);
+      for (int k = 0; k < 16; ++k) codes[code_offset(r, k)] = b->qs[k];
+      break;
+    }
+    case DType::Q4_1: {
+      const auto* b = reinterpret_cast<const BlockQ4_1*>(block);
+      put_half(header, r, b->d);
+      put_half(header + kHeaderHalfBytes, r, b->m);
+      for (int k = 0; k < 16; ++k) codes[code_offset(r, k)] = b->qs[k];
+      break;
+    }
+    case DType::Q8_0: {
+      const auto* b = reinterpret_cast<const BlockQ8_0*>(block);
+      put_half(header, r, b->d);
+      for (int k = 0; k < 32; ++k) codes[code_offset(r, k)] = static_cast<uint8_t>(b->qs[k] + 128);
+      break;
+    }
+    default: DB_CHECK(false, "no panel layout for " + dtype_name(t));
+  }
+}
+
+void unpack_block(DType t, const uint8_t* codes, const uint8_t* header, int r, uint8_t* block) {
+  switch (t) {
+    case DType::Q4_0: {
+      auto* b = reinterpret_cast<BlockQ4_0*>(block);
+      std::memcpy(b->d, header + 2 * r, 2);
+      for (int k = 0; k < 16; ++k) b->qs[k] = codes[code_offset(r, k)];
+      break;
+    }
+    case DType::Q4_1: {
+      auto* b = reinterpret_cast<BlockQ4_1*>(block);
+      std::memcpy(b->d, header + 2 * r, 2);
+      std::memcpy(b->m, header + kHeaderHalfBytes + 2 * r, 2);
+      for (int k = 0; k < 16; ++k) b->qs[k] = codes[code_offset(r, k)];
+      break;
+    }
+    case DType::Q8_0: {
+      auto* b = reinterpret_cast<BlockQ8_0*>(block);
+      std::memcpy(b->d, header + 2 * r, 2);
+      for (int k = 0; k < 32; ++k) b->qs[k] = static_cast<int8_t>(codes[code_offset(r, k)] - 128);
+      break;
+    }
+    default: DB_CHECK(false, "no panel layout for " + dtype_name(t));
+  }
+}
+
+}  // namespace
+
+bool has_panel_layout(DType t) { return t == DType::Q4_0 || t == DType::Q4_1 || t == DType::Q8_0; }
+
+int64_t panel_code_bytes(DType t) { return t == DType::Q8_0 ? 32 * kPanelRows : 16 * kPanelRows; }
+
+int64_t panel_header_bytes(DType t) { return t == DType::Q4_1 ? 2 * kHeaderHalfBytes : kHeaderHalfBytes; }
+
+int64_t panel_group_bytes(DType t, int64_t cols) {
+  const int64_t bytes = cols / kQK * (panel_code_bytes(t) + panel_header_bytes(t));
+  return (bytes + 63) / 64 * 64;
+}
+
+int64_t panel_matrix_bytes(DType t, int64_t rows, int64_t cols) {
+  return (rows + kPanelRows - 1) / kPanelRows * panel_group_bytes(t, cols);
+}
+
+void pack_panels(DType t, const uint8_t* src, int64_t src_stride, int64_t rows, int64_t cols, uint8_t* dst) {
+  DB_CHECK(has_panel_layout(t), "no panel layout for " + dtype_name(t));
+  const int64_t nb = cols / kQK, block = static_cast<int64_t>(block_bytes(t));
+  const int64_t code_bytes = panel_code_bytes(t), header_bytes = panel_header_bytes(t);
+  const int64_t group_bytes = panel_group_bytes(t, cols);
+  std::memset(dst, 0, static_cast<size_t>(panel_matrix_bytes(t, rows, cols)));  // padding rows: zero codes and scales
+  for (int64_t row = 0; row < rows; ++row) {
+    uint8_t* group = dst + row / kPanelRows * group_bytes;
+    const int r = static_cast<int>(row % kPanelRows);
+    for (int64_t b = 0; b < nb; ++b)
+      pack_block(t, src + row * src_stride + b * block, r, group + b * code_bytes,
+                 group + nb * code_bytes + b * header_bytes);
+  }
+}
+
+void unpack_panel_row(DType t, const uint8_t* panels, int64_t cols, int64_t row, uint8_t* dst) {
+  DB_CHECK(has_panel_layout(t), "no panel layout for " + dtype_name(t));
+  const int64_t nb = cols / kQK, block = static_cast<int64_t>(block_bytes(t));
+  const int64_t code_bytes = panel_code_bytes(t), header_bytes = panel_header_bytes(t);
+  const uint8_t* group = panels + row / kPanelRows * panel_group_bytes(t, cols);
+  const int r = static_cast<int>(row % kPanelRows);
+  for (int64_t b = 0; b < nb; ++b)
+    unpack_block(t, group + b * code_bytes, group + nb * code_bytes + b * header_bytes, r, dst + b * block);
+}
+
+}  // namespace db::kernels

@@ -1,0 +1,125 @@
+// AVX-512 VNNI Panels16 kernels (layout and formula: kernels/cpu/panels.h).
+// The 16 int32 / float lanes of a register are the 16 rows of a group, so a
+// block's integer dot products for one token are 8 vpdpbusd (4 codes per lane
+// each, the token's 4 activation bytes broadcast), and no horizontal sums exist.
+// A tile reads each weight block once for up to kPanelTileTokens tokens.
+#if defined(__x86_64__)
+#include <cstring>
+
+#include "kernels/cpu/panels.h"
+#include "kernels/cpu/x86/avx512_util.h"
+#include "kernels/quant_blocks.h"
+
+namespace db::kernels::avx512vnni {
+
+namespace {
+
+// The 4 activation codes at p in every lane.
+__m512i broadcast4(const int8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return _mm512_set1_epi32(v);
+}
+
+// 4-bit codes of one block: register i holds elements 4i..4i+3 of every row.
+void load_nibbles(const uint8_t* codes, __m512i (&c)[8]) {
+  const __m512i low4 = _mm512_set1_epi8(0x0F);
+  for (int i = 0; i < 4; ++i) {
+    const __m512i v = load512(codes + 64 * i);
+    c[i] = _mm512_and_si512(v, low4);
+    c[i + 4] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
+  }
+}
+
+__m512 load_halves(const uint8_t* p) { return _mm512_cvtph_ps(load256(p)); }
+
+struct Q4_0Block {
+  static constexpr int kZeroPoint = 8;
+  static constexpr bool kHasMin = false;
+  static constexpr int64_t kCodeBytes = 256, kHeaderBytes = 32;
+  __m512i c[8];
+  __m512 d, m;
+  void load(const uint8_t* codes, const uint8_t* header) {
+    load_nibbles(codes, c);
+    d = load_halves(header);
+  }
+};
+
+struct Q4_1Block {
+  static constexpr int kZeroPoint = 0;
+  static constexpr bool kHasMin = true;
+  static constexpr int64_t kCodeBytes = 256, kHeaderBytes = 64;
+  __m512i c[8];
+  __m512 d, m;
+  void load(const uint8_t* codes, const uint8_t* header) {
+    load_nibbles(codes, c);
+    d = load_halves(header);
+    m = load_halves(header + 32);
+  }
+};
+
+struct Q8_0Block {
+  static constexpr int kZeroPoint = 128;
+  static constexpr bool kHasMin = false;
+  static constexpr int64_t kCodeBytes = 512, kHeaderBytes = 32;
+  __m512i c[8];
+  __m512 d, m;
+  void load(const uint8_t* codes, const uint8_t* header) {
+    for (int i = 0; i < 8; ++i) c[i] = load512(codes + 64 * i);
+    d = load_halves(header);
+  }
+};
+
+template <class W, int NT>
+void run(const GemmTile& t) {
+  const QuantizedActs& a = *t.acts;
+  const int64_t nb = t.cols / kQK;
+  const uint8_t* headers = t.w + nb * W::kCodeBytes;
+  __m512 acc[NT];
+  for (int j = 0; j < NT; ++j) acc[j] = _mm512_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    W w;
+    w.load(t.w + b * W::kCodeBytes, headers + b * W::kHeaderBytes);
+#pragma GCC unroll 8
+    for (int j = 0; j < NT; ++j) {
+      const int64_t tb = (t.t0 + j) * a.nblocks + b;
+      const int8_t* q = a.qs + (t.t0 + j) * a.qs_stride + b * kQK;
+      // Two independent chains of 4 products, summed: exact integers either way.
+      __m512i s0 = W::kZeroPoint ? _mm512_set1_epi32(-W::kZeroPoint * a.isum[tb]) : _mm512_setzero_si512();
+      __m512i s1 = _mm512_setzero_si512();
+      for (int i = 0; i < 8; i += 2) {
+        s0 = _mm512_dpbusd_epi32(s0, w.c[i], broadcast4(q + 4 * i));
+        s1 = _mm512_dpbusd_epi32(s1, w.c[i + 1], broadcast4(q + 4 * i + 4));
+      }
+      const __m512 dot = _mm512_cvtepi32_ps(_mm512_add_epi32(s0, s1));
+      if (W::kHasMin) acc[j] = _mm512_fmadd_ps(w.m, _mm512_set1_ps(a.ds[tb]), acc[j]);
+      acc[j] = _mm512_fmadd_ps(dot, _mm512_mul_ps(w.d, _mm512_set1_ps(a.d[tb])), acc[j]);
+    }
+  }
+  const __mmask16 rows = static_cast<__mmask16>((1u << t.nr) - 1u);
+  for (int j = 0; j < NT; ++j) _mm512_mask_storeu_ps(t.y + j * t.ldy, rows, acc[j]);
+}
+
+template <class W>
+void gemm(const GemmTile& t) {
+  static_assert(kPanelTileTokens == 8);
+  switch (t.nt) {
+    case 1: return run<W, 1>(t);
+    case 2: return run<W, 2>(t);
+    case 3: return run<W, 3>(t);
+    case 4: return run<W, 4>(t);
+    case 5: return run<W, 5>(t);
+    case 6: return run<W, 6>(t);
+    case 7: return run<W, 7>(t);
+    default: return run<W, 8>(t);
+  }
+}
+
+}  // namespace
+
+void panel_q4_0(const GemmTile& t) { gemm<Q4_0Block>(t); }
+void panel_q4_1(const GemmTile& t) { gemm<Q4_1Block>(t); }
+void panel_q8_0(const GemmTile& t) { gemm<Q8_0Block>(t); }
+
+}  // namespace db::kernels::avx512vnni
+#endif

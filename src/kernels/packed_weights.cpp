@@ -1,0 +1,51 @@
+#include "kernels/packed_weights.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <new>
+
+#include "kernels/cpu/panels.h"
+#include "util/error.h"
+
+namespace db::kernels {
+
+bool prefers_packed(DType dtype, IsaLevel level) { return level == IsaLevel::Avx512Vnni && has_panel_layout(dtype); }
+
+void PackedWeightStore::FreeDeleter::operator()(uint8_t* p) const { std::free(p); }
+
+PackedWeightStore::PackedWeightStore() = default;
+PackedWeightStore::~PackedWeightStore() = default;
+PackedWeightStore::PackedWeightStore(PackedWeightStore&&) noexcept = default;
+PackedWeightStore& PackedWeightStore::operator=(PackedWeightStore&&) noexcept = default;
+
+TensorView PackedWeightStore::prepare(const TensorView& w, ThreadPool* pool) {
+  return prepare(w, cpu_features().level, pool);
+}
+
+TensorView PackedWeightStore::prepare(const TensorView& w, IsaLevel level, ThreadPool* pool) {
+  if (w.layout != TensorLayout::Rows || w.shape.size() != 2 || !prefers_packed(w.dtype, level) || w.rows() == 0)
+    return w;
+  const int64_t rows = w.rows(), cols = w.cols();
+  const auto bytes = static_cast<size_t>(panel_matrix_bytes(w.dtype, rows, cols));
+  auto* mem = static_cast<uint8_t*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
+  if (mem == nullptr) throw std::bad_alloc();
+  buffers_.emplace_back(mem);
+  const auto* src = static_cast<const uint8_t*>(w.data);
+  const int64_t stride = static_cast<int64_t>(w.row_nbytes()), group_bytes = panel_group_bytes(w.dtype, cols);
+  const int64_t groups = (rows + kPanelRows - 1) / kPanelRows;
+  auto pack_groups = [&](int64_t g0, int64_t g1) {
+    const int64_t r0 = g0 * kPanelRows, r1 = std::min(rows, g1 * kPanelRows);
+    pack_panels(w.dtype, src + r0 * stride, stride, r1 - r0, cols, mem + g0 * group_bytes);
+  };
+  if (pool != nullptr)
+    pool->parallel_for(groups, pack_groups);
+  else
+    pack_groups(0, groups);
+  bytes_ += bytes;
+  TensorView packed = w;
+  packed.data = mem;
+  packed.layout = TensorLayout::Panels16;
+  return packed;
+}
+
+}  // namespace db::kernels

@@ -1,0 +1,46 @@
+// Weight matrices repacked at load into the layout the matmul kernels of the
+// running ISA level read fastest (TensorLayout::Panels16 for Q4_0, Q4_1 and
+// Q8_0 at the AVX-512 VNNI level; see kernels/cpu/panels.h). Repacking costs a
+// copy of those matrices in memory (the mapped file's pages are then no longer
+// touched) and one pass over them at load; results are unchanged in meaning:
+// matmul() over a packed view computes the same products.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "tensor/tensor.h"
+#include "util/cpu_features.h"
+#include "util/thread_pool.h"
+
+namespace db::kernels {
+
+// True if matmul at `level` runs faster on a repacked copy of a `dtype` matrix.
+bool prefers_packed(DType dtype, IsaLevel level);
+
+// Owns repacked copies; the views it hands out live as long as the store.
+class PackedWeightStore {
+ public:
+  PackedWeightStore();
+  ~PackedWeightStore();
+  PackedWeightStore(PackedWeightStore&&) noexcept;
+  PackedWeightStore& operator=(PackedWeightStore&&) noexcept;
+
+  // A view of w (a Rows-layout matrix) for matmul at `level`: a repacked copy
+  // held by this store when prefers_packed(w.dtype, level), else w itself.
+  TensorView prepare(const TensorView& w, IsaLevel level, ThreadPool* pool = nullptr);
+  // The same at the process-wide level (cpu_features().level).
+  TensorView prepare(const TensorView& w, ThreadPool* pool = nullptr);
+
+  size_t bytes() const { return bytes_; }  // repacked bytes held
+
+ private:
+  struct FreeDeleter {
+    void operator()(uint8_t* p) const;
+  };
+  std::vector<std::unique_ptr<uint8_t, FreeDeleter>> buffers_;
+  size_t bytes_ = 0;
+};
+
+}  // namespace db::kernels

@@ -1,0 +1,139 @@
+// The Panels16 weight layout (kernels/cpu/panels.h, kernels/packed_weights.h):
+// packing is lossless, every ISA level's panel kernel equals the scalar one bit
+// for bit, products match the dequantized reference, and a token's row does not
+// depend on the batch it runs in.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/matmul_dispatch.h"
+#include "kernels/cpu/panels.h"
+#include "kernels/matmul.h"
+#include "kernels/packed_weights.h"
+#include "test_weights.h"
+
+namespace db::kernels {
+namespace {
+
+class PanelTest : public ::testing::TestWithParam<DType> {};
+
+// Rows that fill whole groups, end in a partial group, or are fewer than one group.
+const int64_t kRowCounts[] = {16, 37, 5};
+// One block, an odd block count, the default model's widths.
+const int64_t kColCounts[] = {32, 96, 576, 1536};
+
+TensorView packed_view(PackedWeightStore& store, const testing::TestWeights& w) {
+  const TensorView v = store.prepare(w.view(), IsaLevel::Avx512Vnni);
+  EXPECT_EQ(v.layout, TensorLayout::Panels16);
+  return v;
+}
+
+TEST_P(PanelTest, PackingKeepsEveryRow) {
+  const DType dtype = GetParam();
+  for (int64_t rows : kRowCounts)
+    for (int64_t cols : kColCounts) {
+      const auto w = testing::make_weights(dtype, rows, cols, 3);
+      PackedWeightStore store;
+      const TensorView p = packed_view(store, w);
+      std::vector<uint8_t> row(row_bytes(dtype, cols));
+      std::vector<float> got(static_cast<size_t>(cols)), want(static_cast<size_t>(cols));
+      for (int64_t r = 0; r < rows; ++r) {
+        unpack_panel_row(dtype, static_cast<const uint8_t*>(p.data), cols, r, row.data());
+        ASSERT_EQ(0, std::memcmp(row.data(), w.view().row(r), row.size())) << "row " << r << " of " << rows;
+        dequantize_row(p, r, got.data());
+        dequantize_row(w.view(), r, want.data());
+        ASSERT_EQ(got, want) << "row " << r;
+      }
+    }
+}
+
+TEST_P(PanelTest, EveryIsaEqualsScalarBitForBit) {
+  const DType dtype = GetParam();
+  ThreadPool pool(2);
+  for (int64_t rows : kRowCounts)
+    for (int64_t cols : kColCounts)
+      for (int64_t n_tokens : {1, 3, 8, 13, 40}) {
+        SCOPED_TRACE(std::to_string(rows) + "x" + std::to_string(cols) + ", " + std::to_string(n_tokens) + " tokens");
+        const auto w = testing::make_weights(dtype, rows, cols, 5);
+        const auto x = testing::make_activations(n_tokens, cols, 9);
+        PackedWeightStore store;
+        const TensorView p = packed_view(store, w);
+        std::vector<float> want(static_cast<size_t>(n_tokens * rows));
+        matmul_isa(IsaLevel::Scalar, p, x.data(), n_tokens, want.data(), pool);
+        for (int level = 1; level < kIsaLevelCount; ++level) {
+          const auto isa = static_cast<IsaLevel>(level);
+          if (!isa_supported(isa)) {
+            std::printf("[ note ] %s not available on this CPU: its panel kernel is not tested here\n", isa_name(isa));
+            continue;
+          }
+          std::vector<float> got(want.size());
+          matmul_isa(isa, p, x.data(), n_tokens, got.data(), pool);
+          ASSERT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(float))) << isa_name(isa);
+        }
+      }
+}
+
+// The packed product against the exact float product of the dequantized
+// weights: only activation quantization separates them.
+TEST_P(PanelTest, MatchesTheDequantizedProduct) {
+  const DType dtype = GetParam();
+  const int64_t rows = 37, cols = 576, n_tokens = 9;
+  const auto w = testing::make_weights(dtype, rows, cols, 13);
+  const auto x = testing::make_activations(n_tokens, cols, 17);
+  PackedWeightStore store;
+  const TensorView p = packed_view(store, w);
+  ThreadPool pool(2);
+  std::vector<float> y(static_cast<size_t>(n_tokens * rows));
+  matmul_isa(cpu_features().best, p, x.data(), n_tokens, y.data(), pool);
+  for (int64_t t = 0; t < n_tokens; ++t)
+    for (int64_t r = 0; r < rows; ++r) {
+      double exact = 0.0, magnitude = 0.0;
+      for (int64_t i = 0; i < cols; ++i) {
+        const double prod = double{w.values[r * cols + i]} * x[t * cols + i];
+        exact += prod;
+        magnitude += std::fabs(prod);
+      }
+      // 8-bit activations: each product is off by at most half a step (1/254 of the block maximum).
+      EXPECT_NEAR(y[t * rows + r], exact, 0.01 * magnitude + 1e-4) << "token " << t << " row " << r;
+    }
+}
+
+TEST_P(PanelTest, RowOfABatchEqualsTheTokenAlone) {
+  const DType dtype = GetParam();
+  const int64_t rows = 37, cols = 608, n_tokens = 64;
+  const auto w = testing::make_weights(dtype, rows, cols, 7);
+  const auto x = testing::make_activations(n_tokens, cols, 11);
+  PackedWeightStore store;
+  const TensorView p = packed_view(store, w);
+  ThreadPool pool2(2), pool1(1);
+  std::vector<float> all(static_cast<size_t>(n_tokens * rows));
+  matmul_isa(cpu_features().best, p, x.data(), n_tokens, all.data(), pool2);
+  for (int64_t t : {0, 1, 7, 8, 9, 31, 63}) {
+    std::vector<float> one(static_cast<size_t>(rows));
+    matmul_isa(cpu_features().best, p, x.data() + t * cols, 1, one.data(), pool1);
+    EXPECT_EQ(0, std::memcmp(one.data(), all.data() + t * rows, one.size() * sizeof(float)))
+        << "token " << t << " differs alone vs in a batch of " << n_tokens;
+  }
+}
+
+TEST(PanelLayout, OnlyTheVnniLevelPacksAndOnlyBlock32Formats) {
+  EXPECT_TRUE(prefers_packed(DType::Q4_0, IsaLevel::Avx512Vnni));
+  EXPECT_TRUE(prefers_packed(DType::Q8_0, IsaLevel::Avx512Vnni));
+  EXPECT_FALSE(prefers_packed(DType::Q4_K, IsaLevel::Avx512Vnni));
+  EXPECT_FALSE(prefers_packed(DType::Q4_0, IsaLevel::Avx2));
+  const auto w = testing::make_weights(DType::Q4_K, 16, 256, 1);
+  PackedWeightStore store;
+  const TensorView v = store.prepare(w.view(), IsaLevel::Avx512Vnni);
+  EXPECT_EQ(v.layout, TensorLayout::Rows);
+  EXPECT_EQ(v.data, w.view().data);
+  EXPECT_EQ(store.bytes(), 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Block32Formats, PanelTest, ::testing::Values(DType::Q4_0, DType::Q4_1, DType::Q8_0),
+                         [](const auto& info) { return dtype_name(info.param); });
+
+}  // namespace
+}  // namespace db::kernels
