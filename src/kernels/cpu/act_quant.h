@@ -43,4 +43,8 @@ void quantize_row_q8x32(const float* x, int64_t cols, int8_t* qs, float* d, floa
 void quantize_row_q8x256(const float* x, int64_t cols, int8_t* qs, float* d, int16_t* bsums);
 }  // namespace avx2
 
+namespace avx512 {
+void quantize_row_q8x32(const float* x, int64_t cols, int8_t* qs, float* d, float* ds, int32_t* isum);
+}  // namespace avx512
+
 }  // namespace db::kernels

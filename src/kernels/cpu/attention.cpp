@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
+#include <cstdint>
 #include <limits>
 #include <string>
+#include <tuple>
 
 #include "kernels/cpu/attention_ops.h"
 #include "kernels/cpu/softmax.h"
@@ -11,62 +14,68 @@
 
 namespace db::kernels {
 
-namespace {
-
-constexpr int32_t kRowsPerTile = 16;  // query rows (tokens) of one sequence per work item
-constexpr int kKeysPerChunk = 16;     // keys folded into the online softmax at a time
-
-// Keys per softmax step: a fixed 16 whenever the block size allows it, so that
-// results do not depend on the block size (chunks never straddle blocks).
-int key_chunk(int block_size) { return block_size % kKeysPerChunk == 0 ? kKeysPerChunk : block_size; }
-
-// Attention for query rows [it.row_begin, it.row_end) of one sequence and the
-// query heads of one kv head.
-void run_item(const AttentionOps& ops, const AttentionQueries& qs, const PagedKVLayer& kv,
-              const AttentionWorkspace::Item& it, AttentionWorkspace::Thread& tb, float* out) {
+// Per kv head of the item, per query: scores of the chunk, online softmax
+// update, weighted values.
+void attention_tile_by_query(const AttentionOps& ops, const AttentionTile& tile) {
+  const AttentionQueries& qs = *tile.qs;
+  const PagedKVLayer& kv = *tile.kv;
+  const AttentionWorkspace::Item& it = tile.item;
   const int d = kv.head_dim;
   const int group = qs.n_heads / kv.n_kv_heads;
-  const int bs = qs.block_size;
-  const int n_rows_q = it.row_end - it.row_begin;
-  const int n_q = n_rows_q * group;
+  const int n_q = (it.row_end - it.row_begin) * group;  // per kv head
   const std::vector<int32_t>& table = qs.block_tables[it.seq];
+  // Scratch: keys and values of one chunk [16][d], its scores, per query acc [d] and softmax state.
+  float* keys = tile.scratch;
+  float* values = keys + kKeysPerChunk * d;
+  float* scores = values + kKeysPerChunk * d;
+  float* acc = scores + kKeysPerChunk;
+  float* max = acc + static_cast<int64_t>(n_q) * d;  // OnlineSoftmax::m per query
+  float* sum = max + n_q;                            // OnlineSoftmax::l per query
 
   int32_t max_pos = 0;
   for (int32_t t = it.row_begin; t < it.row_end; ++t) max_pos = std::max(max_pos, qs.positions[t]);
-  for (int i = 0; i < n_q; ++i) tb.state[i] = {-std::numeric_limits<float>::infinity(), 0.0f};
-  std::fill(tb.acc.begin(), tb.acc.begin() + static_cast<int64_t>(n_q) * d, 0.0f);
-
-  const int chunk = key_chunk(bs);
-  for (int32_t first_pos = 0; first_pos <= max_pos; first_pos += chunk) {
-    const int n_keys = std::min(chunk, max_pos + 1 - first_pos);
-    const int64_t slot0 = static_cast<int64_t>(table[first_pos / bs]) * bs + first_pos % bs;
-    ops.load_rows(kv.k, kv.dtype, slot0, n_keys, kv.n_kv_heads, it.kv_head, d, tb.k.data());
-    ops.load_rows(kv.v, kv.dtype, slot0, n_keys, kv.n_kv_heads, it.kv_head, d, tb.v.data());
+  int64_t slots[kKeysPerChunk];
+  for (int kv_head = it.kv_begin; kv_head < it.kv_end; ++kv_head) {
+    std::fill(max, max + n_q, -std::numeric_limits<float>::infinity());
+    std::fill(sum, sum + n_q, 0.0f);
+    std::fill(acc, acc + static_cast<int64_t>(n_q) * d, 0.0f);
+    for (int32_t first_pos = 0; first_pos <= max_pos; first_pos += kKeysPerChunk) {
+      const int n_keys = std::min(kKeysPerChunk, max_pos + 1 - first_pos);
+      chunk_slots(table, qs.block_size, first_pos, n_keys, slots);
+      ops.load_rows(kv.k, kv.dtype, slots, n_keys, kv.n_kv_heads, kv_head, d, keys);
+      ops.load_rows(kv.v, kv.dtype, slots, n_keys, kv.n_kv_heads, kv_head, d, values);
+      for (int32_t t = it.row_begin; t < it.row_end; ++t) {
+        const int valid = std::min(n_keys, qs.positions[t] + 1 - first_pos);
+        if (valid <= 0) continue;
+        for (int g = 0; g < group; ++g) {
+          const int h = kv_head * group + g;
+          const float* q = qs.q + (static_cast<int64_t>(t) * qs.n_heads + h) * d;
+          const int qi = (t - it.row_begin) * group + g;
+          ops.scores(q, keys, valid, d, qs.scale, scores);
+          OnlineSoftmax state{max[qi], sum[qi]};
+          const float correction = ops.softmax_update(state, scores, valid);
+          max[qi] = state.m, sum[qi] = state.l;
+          ops.accumulate(acc + static_cast<int64_t>(qi) * d, correction, scores, values, valid, d);
+        }
+      }
+    }
     for (int32_t t = it.row_begin; t < it.row_end; ++t) {
-      const int valid = std::min(n_keys, qs.positions[t] + 1 - first_pos);
-      if (valid <= 0) continue;
       for (int g = 0; g < group; ++g) {
-        const int h = it.kv_head * group + g;
-        const float* q = qs.q + (static_cast<int64_t>(t) * qs.n_heads + h) * d;
+        const int h = kv_head * group + g;
         const int qi = (t - it.row_begin) * group + g;
-        ops.scores(q, tb.k.data(), valid, d, qs.scale, tb.scores.data());
-        const float correction = ops.softmax_update(tb.state[qi], tb.scores.data(), valid);
-        ops.accumulate(tb.acc.data() + static_cast<int64_t>(qi) * d, correction, tb.scores.data(), tb.v.data(), valid,
-                       d);
+        const float inv_l = 1.0f / sum[qi];
+        const float* a = acc + static_cast<int64_t>(qi) * d;
+        float* o = tile.out + (static_cast<int64_t>(t) * qs.n_heads + h) * d;
+        for (int i = 0; i < d; ++i) o[i] = a[i] * inv_l;
       }
     }
   }
-  for (int32_t t = it.row_begin; t < it.row_end; ++t) {
-    for (int g = 0; g < group; ++g) {
-      const int h = it.kv_head * group + g;
-      const int qi = (t - it.row_begin) * group + g;
-      const float inv_l = 1.0f / tb.state[qi].l;
-      const float* acc = tb.acc.data() + static_cast<int64_t>(qi) * d;
-      float* o = out + (static_cast<int64_t>(t) * qs.n_heads + h) * d;
-      for (int i = 0; i < d; ++i) o[i] = acc[i] * inv_l;
-    }
-  }
 }
+
+namespace {
+
+constexpr int32_t kRowsPerTile = 16;            // query rows (tokens) of one sequence per work item
+constexpr int kTilesPerThreadForWholeRows = 4;  // row tiles per thread from which an item takes all kv heads
 
 // Checks every position each sequence's queries can reach against its block table.
 void validate(const AttentionQueries& qs, const PagedKVLayer& kv) {
@@ -105,28 +114,46 @@ void paged_attention_isa(IsaLevel level, const AttentionQueries& qs, const Paged
   validate(qs, kv);
   const AttentionOps& ops = attention_ops(level);
   ws.items.clear();
+  // An item takes all kv heads of its rows (whose cache rows are then read
+  // contiguously) when there are enough tiles to keep the threads busy, else one.
+  int64_t n_tiles = 0;
   for (int32_t s = 0; s < qs.n_seqs; ++s)
-    for (int32_t b = qs.query_start[s]; b < qs.query_start[s + 1]; b += kRowsPerTile)
-      for (int32_t g = 0; g < kv.n_kv_heads; ++g)
-        ws.items.push_back({s, g, b, std::min(b + kRowsPerTile, qs.query_start[s + 1])});
+    n_tiles += (qs.query_start[s + 1] - qs.query_start[s] + kRowsPerTile - 1) / kRowsPerTile;
+  const int heads_per_item = n_tiles >= int64_t{kTilesPerThreadForWholeRows} * pool.size() ? kv.n_kv_heads : 1;
+  for (int32_t s = 0; s < qs.n_seqs; ++s)
+    for (int32_t b = qs.query_start[s]; b < qs.query_start[s + 1]; b += kRowsPerTile) {
+      const int32_t e = std::min(b + kRowsPerTile, qs.query_start[s + 1]);
+      int32_t max_pos = 0;
+      for (int32_t t = b; t < e; ++t) max_pos = std::max(max_pos, qs.positions[t]);
+      const auto cost = static_cast<uint32_t>(max_pos / kKeysPerChunk + 1) * static_cast<uint32_t>(e - b);
+      for (int32_t h = 0; h < kv.n_kv_heads; h += heads_per_item)
+        ws.items.push_back({s, h, h + heads_per_item, b, e, static_cast<int32_t>(std::bit_width(cost))});
+    }
   if (ws.items.empty()) return;
+  // Heaviest first, by powers of two so that items of similar cost (such as a
+  // batch of decode rows) keep their order, which follows the cache.
+  std::sort(ws.items.begin(), ws.items.end(), [](const auto& x, const auto& y) {
+    return std::tie(y.cost_class, x.seq, x.row_begin, x.kv_begin) <
+           std::tie(x.cost_class, y.seq, y.row_begin, y.kv_begin);
+  });
 
-  const size_t n_q = static_cast<size_t>(kRowsPerTile) * static_cast<size_t>(qs.n_heads / kv.n_kv_heads);
-  const size_t chunk = static_cast<size_t>(key_chunk(qs.block_size));
-  const size_t block_floats = chunk * static_cast<size_t>(kv.head_dim);
+  const int group = qs.n_heads / kv.n_kv_heads;
+  const size_t scratch =
+      tile_scratch_floats(kRowsPerTile, heads_per_item, group, kv.head_dim) + 16;  // + room to align to 64 bytes
   ws.threads.resize(static_cast<size_t>(pool.size()));
+  const size_t index = 2 * static_cast<size_t>(kRowsPerTile) * static_cast<size_t>(heads_per_item * group);
   for (auto& t : ws.threads) {  // grow only: no allocation once warmed up
-    if (t.k.size() < block_floats) t.k.resize(block_floats), t.v.resize(block_floats);
-    if (t.scores.size() < chunk) t.scores.resize(chunk);
-    if (t.state.size() < n_q) t.state.resize(n_q);
-    if (t.acc.size() < n_q * static_cast<size_t>(kv.head_dim)) t.acc.resize(n_q * static_cast<size_t>(kv.head_dim));
+    if (t.scratch.size() < scratch) t.scratch.resize(scratch);
+    if (t.index.size() < index) t.index.resize(index);
   }
 
   std::atomic<size_t> next{0};
   pool.run([&](int tid, int) {
-    AttentionWorkspace::Thread& tb = ws.threads[static_cast<size_t>(tid)];
+    AttentionWorkspace::Thread& buf = ws.threads[static_cast<size_t>(tid)];
+    const auto addr = reinterpret_cast<uintptr_t>(buf.scratch.data());
+    float* aligned = buf.scratch.data() + ((64 - addr % 64) % 64) / sizeof(float);
     for (size_t i = next.fetch_add(1); i < ws.items.size(); i = next.fetch_add(1))
-      run_item(ops, qs, kv, ws.items[i], tb, out);
+      ops.tile(ops, {&qs, &kv, ws.items[i], aligned, buf.index.data(), out});
   });
 }
 

@@ -6,16 +6,16 @@
 // the new tokens' K/V must be written to the cache first. Grouped-query
 // attention: query head h reads kv head h / (n_heads / n_kv_heads).
 //
-// Numerics: f32 throughout; softmax is computed online 16 keys at a time (flash
-// style; a block size that is not a multiple of 16 uses whole blocks), so no
-// [queries x keys] matrix exists. A query's result depends only on its own
-// vector, its position and its sequence's cached K/V: never on the rest of the
-// batch, on how the sequence was split into steps, or on the block size.
+// Numerics: f32 throughout; softmax is computed online over chunks of 16
+// consecutive positions starting at position 0 (flash style; a chunk may span
+// two KV blocks), so no [queries x keys] matrix exists. Each ISA level has its
+// own summation order, but within a level a query's result depends only on its
+// own vector, its position and its sequence's cached K/V: never on the rest of
+// the batch, on how the sequence was split into steps, or on the block size.
 #pragma once
 #include <cstdint>
 #include <vector>
 
-#include "kernels/cpu/softmax.h"
 #include "tensor/dtype.h"
 #include "util/cpu_features.h"
 #include "util/thread_pool.h"
@@ -48,20 +48,21 @@ struct AttentionQueries {
 class AttentionWorkspace {
  public:
   struct Item {
-    int32_t seq, kv_head, row_begin, row_end;  // query rows [row_begin, row_end) of seq
+    int32_t seq;                 // sequence
+    int32_t kv_begin, kv_end;    // kv heads [kv_begin, kv_end), each with its group of query heads
+    int32_t row_begin, row_end;  // query rows [row_begin, row_end) of seq
+    int32_t cost_class;          // bit width of (key chunks x rows): heavier classes run first
   };
   struct Thread {
-    std::vector<float> k, v;           // one chunk of keys / values of one kv head, as f32: [chunk][head_dim]
-    std::vector<float> scores;         // [chunk]
-    std::vector<OnlineSoftmax> state;  // per query of the tile
-    std::vector<float> acc;            // per query of the tile: [head_dim]
+    std::vector<float> scratch;  // carved up by the ISA's tile kernel (attention_ops.h)
+    std::vector<int32_t> index;  // likewise, for integers
   };
-  std::vector<Item> items;
+  std::vector<Item> items;  // heaviest first
   std::vector<Thread> threads;
 };
 
-// out: [n_tokens][n_heads][head_dim]. Work is split over (sequence, kv head,
-// tile of query rows) and spread dynamically over the pool's threads.
+// out: [n_tokens][n_heads][head_dim]. Work is split over (sequence, tile of
+// query rows, kv head or all kv heads) and spread dynamically over the pool's threads.
 // Throws db::Error (before any work starts) when a block table does not cover a
 // query's position or names a block outside the cache.
 // Uses the process-wide ISA level (util/cpu_features.h).

@@ -1,17 +1,58 @@
-// The inner loops of paged attention, one implementation per ISA level. All
-// buffers are f32 except the cache rows `load_rows` converts from.
+// The per-ISA inner loops of paged attention. A tile kernel computes one work
+// item: query rows [row_begin, row_end) of one sequence with the query heads of
+// one kv head, folding keys into an online softmax 16 positions at a time
+// (chunk c covers positions [16c, 16c + 16), whatever the block size).
+//
+// Contract for every tile kernel: a query's result depends only on its vector,
+// its position and the cached K/V of positions [0, position] (never on the
+// other queries of the tile or of the chunk).
 #pragma once
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
+#include "kernels/cpu/attention.h"
 #include "kernels/cpu/softmax.h"
 #include "tensor/dtype.h"
 #include "util/cpu_features.h"
 
 namespace db::kernels {
 
+constexpr int kKeysPerChunk = 16;
+
+// One work item with everything a tile kernel reads and writes.
+struct AttentionTile {
+  const AttentionQueries* qs;
+  const PagedKVLayer* kv;
+  AttentionWorkspace::Item item;
+  float* scratch;  // 64-byte aligned, tile_scratch_floats(rows, kv heads, group, head_dim) floats
+  int32_t* index;  // 2 * rows * kv heads * group integers
+  float* out;      // [n_tokens][n_heads][head_dim]
+};
+
+// Floats of scratch a tile of `rows` query rows, `kv_heads` kv heads with
+// `group` query heads each, head_dim d may use; every kernel's layout fits in it.
+inline size_t tile_scratch_floats(int rows, int kv_heads, int group, int d) {
+  const size_t dpad = (static_cast<size_t>(d) + 15) / 16 * 16;
+  const size_t n_q = static_cast<size_t>(rows) * static_cast<size_t>(kv_heads) * static_cast<size_t>(group);
+  return 3 * kKeysPerChunk * dpad + n_q * (2 * dpad + 32) + 128;
+}
+
+// slots[r] = cache slot of position first + r (r < n) through a block table.
+inline void chunk_slots(const std::vector<int32_t>& table, int block_size, int32_t first, int n, int64_t* slots) {
+  size_t block = static_cast<size_t>(first / block_size);
+  int offset = first % block_size;
+  for (int r = 0; r < n; ++r) {
+    slots[r] = static_cast<int64_t>(table[block]) * block_size + offset;
+    if (++offset == block_size) offset = 0, ++block;
+  }
+}
+
+// The four per-query loops serve attention_tile_by_query(); a level with its
+// own tile kernel may leave them null.
 struct AttentionOps {
-  // dst[r][0..d) = head `head` of cache rows slot0 + r, r < n_rows, as f32.
-  void (*load_rows)(const void* base, DType dtype, int64_t slot0, int n_rows, int n_kv_heads, int head, int d,
+  // dst[r][0..d) = head `head` of cache row slots[r], r < n_rows, as f32.
+  void (*load_rows)(const void* base, DType dtype, const int64_t* slots, int n_rows, int n_kv_heads, int head, int d,
                     float* dst);
   // scores[j] = scale * dot(q, keys[j]), j < n_keys; keys are n_keys rows of d floats.
   void (*scores)(const float* q, const float* keys, int n_keys, int d, float scale, float* scores);
@@ -19,7 +60,13 @@ struct AttentionOps {
   void (*accumulate)(float* acc, float correction, const float* weights, const float* values, int n_keys, int d);
   // online_softmax_update() (kernels/cpu/softmax.h), possibly vectorized.
   float (*softmax_update)(OnlineSoftmax& state, float* scores, int64_t n);
+  // Computes one tile; `self` is this struct.
+  void (*tile)(const AttentionOps& self, const AttentionTile& tile);
 };
+
+// The tile kernel built from self's load_rows / scores / softmax_update /
+// accumulate, one query at a time (attention.cpp).
+void attention_tile_by_query(const AttentionOps& self, const AttentionTile& tile);
 
 const AttentionOps& attention_ops_scalar();
 const AttentionOps& attention_ops_avx2();    // requires AVX2 + FMA + F16C

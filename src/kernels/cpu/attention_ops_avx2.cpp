@@ -43,12 +43,12 @@ DB_AVX2 void convert_row(const uint8_t* src, DType dtype, int d, float* out) {
   }
 }
 
-DB_AVX2 void load_rows(const void* base, DType dtype, int64_t slot0, int n_rows, int n_kv_heads, int head, int d,
+DB_AVX2 void load_rows(const void* base, DType dtype, const int64_t* slots, int n_rows, int n_kv_heads, int head, int d,
                        float* dst) {
   const size_t elem = block_bytes(dtype);
   const auto* bytes = static_cast<const uint8_t*>(base);
   for (int r = 0; r < n_rows; ++r) {
-    const uint8_t* src = bytes + ((slot0 + r) * n_kv_heads + head) * static_cast<int64_t>(d) * elem;
+    const uint8_t* src = bytes + (slots[r] * n_kv_heads + head) * static_cast<int64_t>(d) * elem;
     float* out = dst + static_cast<int64_t>(r) * d;
     if (dtype == DType::F32)
       std::memcpy(out, src, static_cast<size_t>(d) * sizeof(float));
@@ -89,7 +89,7 @@ DB_AVX2 void accumulate(float* acc, float correction, const float* weights, cons
 }  // namespace
 
 const AttentionOps& attention_ops_avx2() {
-  static const AttentionOps ops{&load_rows, &scores, &accumulate, &online_softmax_update};
+  static const AttentionOps ops{&load_rows, &scores, &accumulate, &online_softmax_update, &attention_tile_by_query};
   return ops;
 }
 

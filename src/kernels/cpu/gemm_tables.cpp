@@ -65,7 +65,7 @@ GemmKernels avx512_kernels() {
   k.panel_q8_0 = scalar::panel_q8_0;
   k.tile_rows = kAvx512TileRows;
   k.tile_tokens = kAvx512TileTokens;
-  k.quantize_q8x32 = avx2::quantize_row_q8x32;
+  k.quantize_q8x32 = avx512::quantize_row_q8x32;
   k.quantize_q8x256 = avx2::quantize_row_q8x256;
   return k;
 }

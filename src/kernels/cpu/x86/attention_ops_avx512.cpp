@@ -1,13 +1,27 @@
-// AVX-512 (F/BW/VL) versions of the attention inner loops. Scores of up to 16
-// keys come out of one register: each key's products are summed lane-wise and
-// the 16 partial vectors are reduced together by a transpose-and-add tree, so
-// no per-key horizontal sum is needed. Softmax exponentials are vectorized.
+// AVX-512 (F/BW/VL) paged-attention tile kernel.
+//
+// Per chunk of 16 keys and per kv head, the tile converts the keys and values
+// to f32 once; then every query of the tile that reaches the chunk (rows x group
+// heads) is folded in, four at a time so that they share key and value loads.
+// A query's 16 scores end up in one register, one lane per key; its softmax
+// state is a reference maximum m and per-lane sums of exp(score - m), so the
+// only horizontal work per chunk is a compare, and a max when m moves.
+//
+// Scores come from one of two layouts with bit-identical results: with few
+// queries (decode) each query multiplies the key rows and reduces the 16
+// partial vectors with a transpose-and-add tree; with many (prefill) the keys
+// are transposed once per chunk to [head_dim][16] and each query's scores are
+// broadcast-FMAs into 16 lane chains combined by the same tree. Per key, both
+// compute lane chains c[l] = sum over i = l (mod 16) of q[i] * k[i] (FMAs in
+// increasing i, from 0) and then ((c0+c2)+(c1+c3)) + ((c4+c6)+(c5+c7)) + ...
+// exactly as reduce16() adds them, so the choice never changes a result.
 #if defined(__x86_64__)
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "kernels/cpu/attention_ops.h"
 #include "kernels/cpu/x86/exp_avx512.h"
@@ -16,27 +30,40 @@ namespace db::kernels {
 
 namespace {
 
+constexpr int kBlockQ = 4;               // queries folded into a chunk together
+constexpr int kTransposeMinQueries = 8;  // queries of a chunk from which its keys are transposed
+constexpr float kRescaleSlack = 8.0f;    // how far a score may exceed its query's reference maximum
+
+#define DB_INLINE [[gnu::always_inline]] inline
+
 // Lanes [0, n) set (n <= 16).
 __mmask16 first_lanes(int n) { return static_cast<__mmask16>((1u << n) - 1u); }
 
+// 16 F16 or BF16 values as f32.
+__m512 to_f32(__m256i h, DType dtype) {
+  return dtype == DType::F16 ? _mm512_cvtph_ps(h)
+                             : _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+// out[0..d) = src[0..d) as f32 (F16 or BF16 source).
 void convert_row(const uint8_t* src, DType dtype, int d, float* out) {
-  for (int i = 0; i < d; i += 16) {
-    const __mmask16 m = first_lanes(std::min(16, d - i));
-    const __m256i h = _mm256_maskz_loadu_epi16(m, src + 2 * i);
-    const __m512 f = dtype == DType::F16
-                         ? _mm512_cvtph_ps(h)
-                         : _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-    _mm512_mask_storeu_ps(out + i, m, f);
+  int i = 0;
+  for (; i + 16 <= d; i += 16)
+    _mm512_storeu_ps(out + i, to_f32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * i)), dtype));
+  if (i < d) {
+    const __mmask16 m = first_lanes(d - i);
+    _mm512_mask_storeu_ps(out + i, m, to_f32(_mm256_maskz_loadu_epi16(m, src + 2 * i), dtype));
   }
 }
 
-void load_rows(const void* base, DType dtype, int64_t slot0, int n_rows, int n_kv_heads, int head, int d,
-               float* dst) {
+// dst[r * dpad + 0..d) = kv head `head` of cache row slots[r] as f32, r < n_rows.
+void load_rows(const void* base, DType dtype, const int64_t* slots, int n_rows, int n_kv_heads, int head, int d,
+               int dpad, float* dst) {
   const size_t elem = block_bytes(dtype);
   const auto* bytes = static_cast<const uint8_t*>(base);
   for (int r = 0; r < n_rows; ++r) {
-    const uint8_t* src = bytes + ((slot0 + r) * n_kv_heads + head) * static_cast<int64_t>(d) * elem;
-    float* out = dst + static_cast<int64_t>(r) * d;
+    const uint8_t* src = bytes + (slots[r] * n_kv_heads + head) * static_cast<int64_t>(d) * elem;
+    float* out = dst + static_cast<int64_t>(r) * dpad;
     if (dtype == DType::F32)
       std::memcpy(out, src, static_cast<size_t>(d) * sizeof(float));
     else
@@ -44,8 +71,8 @@ void load_rows(const void* base, DType dtype, int64_t slot0, int n_rows, int n_k
   }
 }
 
-// v[j] (j < 16) -> one register whose lane j is the sum of v[j]'s lanes.
-__m512 reduce16(__m512 (&v)[16]) {
+// v[j] (j < 16) -> one register whose lane j is the sum of v[j]'s lanes (the tree in the file comment).
+DB_INLINE __m512 reduce16(__m512 (&v)[16]) {
   __m512 t[8];
   for (int i = 0; i < 8; ++i)  // 128-bit lane: [a0+a2, b0+b2, a1+a3, b1+b3] of keys 2i, 2i+1
     t[i] = _mm512_add_ps(_mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]), _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]));
@@ -54,66 +81,348 @@ __m512 reduce16(__m512 (&v)[16]) {
     const __m512d a = _mm512_castps_pd(t[2 * i]), b = _mm512_castps_pd(t[2 * i + 1]);
     u[i] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(a, b)), _mm512_castpd_ps(_mm512_unpackhi_pd(a, b)));
   }
-  // Sum the four 128-bit lanes of u[i] into 128-bit lane i.
+  // Sum the four 128-bit lanes of u[i] into 128-bit lane i: (L0 + L1) + (L2 + L3).
   const __m512 w01 = _mm512_add_ps(_mm512_shuffle_f32x4(u[0], u[1], 0x88), _mm512_shuffle_f32x4(u[0], u[1], 0xDD));
   const __m512 w23 = _mm512_add_ps(_mm512_shuffle_f32x4(u[2], u[3], 0x88), _mm512_shuffle_f32x4(u[2], u[3], 0xDD));
   return _mm512_add_ps(_mm512_shuffle_f32x4(w01, w23, 0x88), _mm512_shuffle_f32x4(w01, w23, 0xDD));
 }
 
-void scores(const float* q, const float* keys, int n_keys, int d, float scale, float* out) {
-  for (int j0 = 0; j0 < n_keys; j0 += 16) {
-    const int nk = std::min(16, n_keys - j0);
-    __m512 part[16];
-    for (int j = 0; j < 16; ++j) part[j] = _mm512_setzero_ps();
-    for (int i = 0; i < d; i += 16) {
-      const __mmask16 m = first_lanes(std::min(16, d - i));
-      const __m512 qv = _mm512_maskz_loadu_ps(m, q + i);
-      for (int j = 0; j < nk; ++j)
-        part[j] = _mm512_fmadd_ps(qv, _mm512_maskz_loadu_ps(m, keys + static_cast<int64_t>(j0 + j) * d + i), part[j]);
-    }
-    _mm512_mask_storeu_ps(out + j0, first_lanes(nk), _mm512_mul_ps(reduce16(part), _mm512_set1_ps(scale)));
+// Unscaled scores of one query against 16 key rows (row stride dpad = 16 * NB,
+// zero padded): key by key, NB-long FMA chains, then the tree.
+template <int NB>
+DB_INLINE __m512 scores_rows(const float* q, const float* keys) {
+  __m512 qv[NB], part[16];
+  for (int b = 0; b < NB; ++b) qv[b] = _mm512_load_ps(q + 16 * b);
+  for (int j = 0; j < 16; ++j) {
+    part[j] = _mm512_fmadd_ps(qv[0], _mm512_load_ps(keys + j * 16 * NB), _mm512_setzero_ps());
+    for (int b = 1; b < NB; ++b) part[j] = _mm512_fmadd_ps(qv[b], _mm512_load_ps(keys + j * 16 * NB + 16 * b), part[j]);
+  }
+  return reduce16(part);
+}
+
+// The same for any dpad.
+__m512 scores_rows_any(const float* q, const float* keys, int dpad) {
+  __m512 part[16];
+  for (int j = 0; j < 16; ++j) {
+    part[j] = _mm512_setzero_ps();
+    for (int i = 0; i < dpad; i += 16)
+      part[j] = _mm512_fmadd_ps(_mm512_load_ps(q + i), _mm512_load_ps(keys + j * dpad + i), part[j]);
+  }
+  return reduce16(part);
+}
+
+__m512 scores_rows(const float* q, const float* keys, int dpad) {
+  switch (dpad) {
+    case 16: return scores_rows<1>(q, keys);
+    case 32: return scores_rows<2>(q, keys);
+    case 64: return scores_rows<4>(q, keys);
+    case 128: return scores_rows<8>(q, keys);
+    default: return scores_rows_any(q, keys, dpad);
   }
 }
 
-void accumulate(float* acc, float correction, const float* weights, const float* values, int n_keys, int d) {
-  const __m512 corr = _mm512_set1_ps(correction);
-  for (int i = 0; i < d; i += 16) {
-    const __mmask16 m = first_lanes(std::min(16, d - i));
-    __m512 a = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, acc + i), corr);
-    for (int j = 0; j < n_keys; ++j) {
-      const __m512 v = _mm512_maskz_loadu_ps(m, values + static_cast<int64_t>(j) * d + i);
-      a = _mm512_fmadd_ps(_mm512_set1_ps(weights[j]), v, a);
+// kt[i][j] = keys[j][i] for i < dpad, j < 16 (16 x 16 blocks: 4 shuffle stages).
+void transpose_keys(const float* keys, int dpad, float* kt) {
+  for (int i0 = 0; i0 < dpad; i0 += 16) {
+    __m512 r[16], t[16], u[16];
+    for (int j = 0; j < 16; ++j) r[j] = _mm512_load_ps(keys + j * dpad + i0);
+    for (int k = 0; k < 8; ++k) {  // per 128-bit lane: [a0 b0 a1 b1], [a2 b2 a3 b3] of rows 2k, 2k+1
+      t[2 * k] = _mm512_unpacklo_ps(r[2 * k], r[2 * k + 1]);
+      t[2 * k + 1] = _mm512_unpackhi_ps(r[2 * k], r[2 * k + 1]);
     }
-    _mm512_mask_storeu_ps(acc + i, m, a);
+    for (int k = 0; k < 4; ++k) {  // u[4k + e], 128-bit lane L: column 4L + e of rows 4k .. 4k+3
+      u[4 * k + 0] = _mm512_shuffle_ps(t[4 * k], t[4 * k + 2], 0x44);
+      u[4 * k + 1] = _mm512_shuffle_ps(t[4 * k], t[4 * k + 2], 0xEE);
+      u[4 * k + 2] = _mm512_shuffle_ps(t[4 * k + 1], t[4 * k + 3], 0x44);
+      u[4 * k + 3] = _mm512_shuffle_ps(t[4 * k + 1], t[4 * k + 3], 0xEE);
+    }
+    for (int e = 0; e < 4; ++e) {  // column c = 4L + e gathers 128-bit lane L of u[e], u[4+e], u[8+e], u[12+e]
+      const __m512 v0 = _mm512_shuffle_f32x4(u[e], u[4 + e], 0x88), v1 = _mm512_shuffle_f32x4(u[e], u[4 + e], 0xDD);
+      const __m512 w0 = _mm512_shuffle_f32x4(u[8 + e], u[12 + e], 0x88);
+      const __m512 w1 = _mm512_shuffle_f32x4(u[8 + e], u[12 + e], 0xDD);
+      _mm512_store_ps(kt + (i0 + e) * 16, _mm512_shuffle_f32x4(v0, w0, 0x88));
+      _mm512_store_ps(kt + (i0 + 4 + e) * 16, _mm512_shuffle_f32x4(v1, w1, 0x88));
+      _mm512_store_ps(kt + (i0 + 8 + e) * 16, _mm512_shuffle_f32x4(v0, w0, 0xDD));
+      _mm512_store_ps(kt + (i0 + 12 + e) * 16, _mm512_shuffle_f32x4(v1, w1, 0xDD));
+    }
   }
 }
 
-// online_softmax_update() (kernels/cpu/softmax.h) with vector exponentials.
-float softmax_update(OnlineSoftmax& state, float* scores, int64_t n) {
-  __m512 vmax = _mm512_set1_ps(-INFINITY);
-  for (int64_t j = 0; j < n; j += 16) {
-    const __mmask16 m = first_lanes(static_cast<int>(std::min<int64_t>(16, n - j)));
-    vmax = _mm512_max_ps(vmax, _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), m, scores + j));
+// Unscaled scores of NQ queries against transposed keys kt [dpad][16]; equal bit
+// for bit to scores_rows() (same lane chains, same tree).
+// NB: dpad / 16 when known at compile time, else 0.
+template <int NQ, int NB>
+DB_INLINE void scores_transposed(const float* const* q, const float* kt, int dpad, __m512* s) {
+  const int dp = NB > 0 ? 16 * NB : dpad;
+  __m512 low[NQ], high[NQ];  // (S0 + S1) and S2 of the tree
+  for (int lane_group = 0; lane_group < 4; ++lane_group) {
+    __m512 c[NQ][4];
+    for (auto& row : c)
+      for (auto& x : row) x = _mm512_setzero_ps();
+    for (int i0 = 0; i0 < dp; i0 += 16) {
+      for (int e = 0; e < 4; ++e) {
+        const int i = i0 + 4 * lane_group + e;
+        const __m512 k = _mm512_load_ps(kt + i * 16);
+        for (int n = 0; n < NQ; ++n) c[n][e] = _mm512_fmadd_ps(_mm512_set1_ps(q[n][i]), k, c[n][e]);
+      }
+    }
+    for (int n = 0; n < NQ; ++n) {
+      const __m512 sum = _mm512_add_ps(_mm512_add_ps(c[n][0], c[n][2]), _mm512_add_ps(c[n][1], c[n][3]));
+      if (lane_group == 0) low[n] = sum;
+      if (lane_group == 1) low[n] = _mm512_add_ps(low[n], sum);
+      if (lane_group == 2) high[n] = sum;
+      if (lane_group == 3) s[n] = _mm512_add_ps(low[n], _mm512_add_ps(high[n], sum));
+    }
   }
-  const float m_new = std::max(state.m, _mm512_reduce_max_ps(vmax));
-  const float correction = std::exp(state.m - m_new);  // 0 when state.m is -inf
-  const __m512 mv = _mm512_set1_ps(m_new);
-  __m512 sum = _mm512_setzero_ps();
-  for (int64_t j = 0; j < n; j += 16) {
-    const __mmask16 m = first_lanes(static_cast<int>(std::min<int64_t>(16, n - j)));
-    const __m512 e = exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, scores + j), mv));
-    _mm512_mask_storeu_ps(scores + j, m, e);
-    sum = _mm512_add_ps(sum, _mm512_maskz_mov_ps(m, e));
-  }
-  state.l = state.l * correction + _mm512_reduce_add_ps(sum);
-  state.m = m_new;
-  return correction;
 }
+
+// Every lane = the largest lane of x.
+__m512 max_all_lanes(__m512 x) {
+  x = _mm512_max_ps(x, _mm512_permute_ps(x, 0xB1));
+  x = _mm512_max_ps(x, _mm512_permute_ps(x, 0x4E));
+  x = _mm512_max_ps(x, _mm512_shuffle_f32x4(x, x, 0xB1));
+  return _mm512_max_ps(x, _mm512_shuffle_f32x4(x, x, 0x4E));
+}
+
+// How the queries of a block reach the chunk's keys.
+enum class Reach {
+  kAll,     // all 16 keys
+  kSame,    // the same n_keys keys
+  kRagged,  // query n: valid[n] keys (masked FMAs beyond)
+};
+
+// acc[n][16b ..) = acc[n] * corr[n] + sum_{j < keys(n)} p[n][j] * values[j],
+// for NB 16-float blocks (corr null: all 1).
+template <int NQ, int NB, Reach R>
+void accumulate_values(float* const* acc, const float* corr, const float* p, const float* values, int dpad, int n_keys,
+                       const int32_t* valid) {
+  const int nk = R == Reach::kAll ? 16 : n_keys;
+  __m512 a[NQ][NB];
+  for (int n = 0; n < NQ; ++n)
+    for (int b = 0; b < NB; ++b) {
+      a[n][b] = _mm512_load_ps(acc[n] + 16 * b);
+      if (corr) a[n][b] = _mm512_mul_ps(a[n][b], _mm512_set1_ps(corr[n]));
+    }
+  for (int j = 0; j < nk; ++j) {
+    __m512 v[NB];
+    for (int b = 0; b < NB; ++b) v[b] = _mm512_load_ps(values + j * dpad + 16 * b);
+    for (int n = 0; n < NQ; ++n) {
+      const __m512 w = _mm512_set1_ps(p[16 * n + j]);
+      if (R == Reach::kRagged) {
+        const __mmask16 k = j < valid[n] ? 0xFFFF : 0;
+        for (int b = 0; b < NB; ++b) a[n][b] = _mm512_mask3_fmadd_ps(w, v[b], a[n][b], k);
+      } else {
+        for (int b = 0; b < NB; ++b) a[n][b] = _mm512_fmadd_ps(w, v[b], a[n][b]);
+      }
+    }
+  }
+  for (int n = 0; n < NQ; ++n)
+    for (int b = 0; b < NB; ++b) _mm512_store_ps(acc[n] + 16 * b, a[n][b]);
+}
+
+template <int NQ, Reach R>
+void accumulate_all(float* const* acc, const float* corr, const float* p, const float* values, int dpad, int n_keys,
+                    const int32_t* valid) {
+  float* part[NQ];
+  for (int b0 = 0; b0 < dpad; b0 += 64) {
+    for (int n = 0; n < NQ; ++n) part[n] = acc[n] + b0;
+    const float* v = values + b0;
+    switch (std::min(4, (dpad - b0) / 16)) {
+      case 4: accumulate_values<NQ, 4, R>(part, corr, p, v, dpad, n_keys, valid); break;
+      case 3: accumulate_values<NQ, 3, R>(part, corr, p, v, dpad, n_keys, valid); break;
+      case 2: accumulate_values<NQ, 2, R>(part, corr, p, v, dpad, n_keys, valid); break;
+      default: accumulate_values<NQ, 1, R>(part, corr, p, v, dpad, n_keys, valid); break;
+    }
+  }
+}
+
+// A tile's scratch, carved from AttentionTile::scratch (all 64-byte aligned).
+// Query qi = (row * kv heads + kv head) * group + head in group.
+struct TileScratch {
+  int dpad;        // head_dim rounded up to 16; columns beyond head_dim stay 0
+  float* keys;     // [16][dpad] the current chunk's keys of the current kv head
+  float* kt;       // [dpad][16] the same, transposed (when used)
+  float* values;   // [16][dpad] its values
+  float* q;        // [n_q][dpad] the tile's queries
+  float* acc;      // [n_q][dpad] sum of exp(score - m) * value
+  float* lsum;     // [n_q][16] per-lane sums of exp(score - m)
+  float* m;        // [n_q] reference maximum (see fold_block)
+  float* p;        // [kBlockQ][16] one block's exp(score - m)
+  int32_t* qlist;  // [n_q] queries reaching the current chunk
+  int32_t* vlist;  // [n_q] how many of its keys each reaches
+};
+
+// Folds the current chunk into NQ queries qi[] that reach valid[] of its keys.
+template <int NQ>
+DB_INLINE void fold_block(const TileScratch& ts, const int32_t* qi, const int32_t* valid, bool transposed,
+                          float scale) {
+  const int dpad = ts.dpad;
+  const float* q[NQ];
+  for (int n = 0; n < NQ; ++n) q[n] = ts.q + static_cast<int64_t>(qi[n]) * dpad;
+  __m512 s[NQ];
+  if (transposed && dpad == 64)
+    scores_transposed<NQ, 4>(q, ts.kt, dpad, s);
+  else if (transposed && dpad == 128)
+    scores_transposed<NQ, 8>(q, ts.kt, dpad, s);
+  else if (transposed)
+    scores_transposed<NQ, 0>(q, ts.kt, dpad, s);
+  else
+    for (int n = 0; n < NQ; ++n) s[n] = scores_rows(q[n], ts.keys, dpad);
+
+  // Query n's reference maximum m moves only when one of its scores exceeds it
+  // by more than kRescaleSlack (always on its first chunk, where m = -inf);
+  // exp(score - m) is then at most e^kRescaleSlack.
+  __mmask16 live[NQ], moved[NQ];
+  int n_keys = 0;
+  bool ragged = false, any_moved = false;
+  for (int n = 0; n < NQ; ++n) {
+    live[n] = first_lanes(valid[n]);
+    s[n] = _mm512_mask_mov_ps(_mm512_set1_ps(-INFINITY), live[n], _mm512_mul_ps(s[n], _mm512_set1_ps(scale)));
+    moved[n] = _mm512_mask_cmp_ps_mask(live[n], s[n], _mm512_set1_ps(ts.m[qi[n]] + kRescaleSlack), _CMP_GT_OQ);
+    any_moved |= moved[n] != 0;
+    ragged |= n > 0 && valid[n] != valid[0];
+    n_keys = std::max(n_keys, valid[n]);
+  }
+  // corr[n] = exp(m_old - m_new): exactly 1 for a query whose m stays.
+  alignas(64) float corr[16];
+  if (any_moved) {
+    alignas(64) float diff[16] = {};
+    for (int n = 0; n < NQ; ++n) {
+      if (!moved[n]) continue;
+      const float m_old = ts.m[qi[n]];
+      ts.m[qi[n]] = _mm512_cvtss_f32(_mm512_max_ps(max_all_lanes(s[n]), _mm512_set1_ps(m_old)));
+      diff[n] = m_old - ts.m[qi[n]];
+    }
+    _mm512_store_ps(corr, exp512(_mm512_load_ps(diff)));
+  }
+  float* acc[NQ];
+  for (int n = 0; n < NQ; ++n) {
+    const __m512 p = _mm512_maskz_mov_ps(live[n], exp512(_mm512_sub_ps(s[n], _mm512_set1_ps(ts.m[qi[n]]))));
+    _mm512_store_ps(ts.p + 16 * n, p);
+    float* l = ts.lsum + static_cast<int64_t>(qi[n]) * 16;
+    const __m512 l_old = _mm512_load_ps(l);
+    _mm512_store_ps(l, any_moved ? _mm512_fmadd_ps(l_old, _mm512_set1_ps(corr[n]), p) : _mm512_add_ps(l_old, p));
+    acc[n] = ts.acc + static_cast<int64_t>(qi[n]) * dpad;
+  }
+  const float* c = any_moved ? corr : nullptr;
+  if (ragged)
+    accumulate_all<NQ, Reach::kRagged>(acc, c, ts.p, ts.values, dpad, n_keys, valid);
+  else if (n_keys == 16)
+    accumulate_all<NQ, Reach::kAll>(acc, c, ts.p, ts.values, dpad, n_keys, valid);
+  else
+    accumulate_all<NQ, Reach::kSame>(acc, c, ts.p, ts.values, dpad, n_keys, valid);
+}
+
+// Folds the current chunk into the n queries qi[] reaching valid[] of its keys, four at a time.
+void fold(const TileScratch& ts, const int32_t* qi, const int32_t* valid, int n, bool transposed, float scale) {
+  int i = 0;
+  for (; i + 4 <= n; i += 4) fold_block<4>(ts, qi + i, valid + i, transposed, scale);
+  switch (n - i) {
+    case 3: fold_block<3>(ts, qi + i, valid + i, transposed, scale); break;
+    case 2: fold_block<2>(ts, qi + i, valid + i, transposed, scale); break;
+    case 1: fold_block<1>(ts, qi + i, valid + i, transposed, scale); break;
+    default: break;
+  }
+}
+
+// Asks for the cache lines of kv heads [h0, h0 + n_heads) of K and V for
+// positions [first, first + n) (no effect on results).
+void prefetch_chunk(const AttentionQueries& qs, const PagedKVLayer& kv, const std::vector<int32_t>& table, int h0,
+                    int n_heads, int32_t first, int n) {
+  int64_t slots[kKeysPerChunk];
+  chunk_slots(table, qs.block_size, first, n, slots);
+  const int64_t head_bytes = int64_t{kv.head_dim} * static_cast<int64_t>(block_bytes(kv.dtype));
+  for (int r = 0; r < n; ++r) {
+    const int64_t offset = (slots[r] * kv.n_kv_heads + h0) * head_bytes;
+    for (int64_t b = 0; b < n_heads * head_bytes; b += 64) {
+      _mm_prefetch(static_cast<const char*>(kv.k) + offset + b, _MM_HINT_T0);
+      _mm_prefetch(static_cast<const char*>(kv.v) + offset + b, _MM_HINT_T0);
+    }
+  }
+}
+
+// Sets up the tile's scratch: zeroed buffers, padded queries, m = -inf.
+TileScratch init_scratch(const AttentionTile& t, int n_heads_item, int group) {
+  const AttentionQueries& qs = *t.qs;
+  const AttentionWorkspace::Item& it = t.item;
+  const int d = t.kv->head_dim, dpad = (d + 15) / 16 * 16;
+  const int64_t n_q = int64_t{it.row_end - it.row_begin} * n_heads_item * group;
+  const int64_t chunk = int64_t{kKeysPerChunk} * dpad;
+  TileScratch ts{dpad, t.scratch, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+  ts.kt = ts.keys + chunk;
+  ts.values = ts.kt + chunk;
+  ts.q = ts.values + chunk;
+  ts.acc = ts.q + n_q * dpad;
+  ts.lsum = ts.acc + n_q * dpad;
+  ts.m = ts.lsum + n_q * 16;
+  ts.p = ts.m + (n_q + 15) / 16 * 16;
+  ts.qlist = t.index;
+  ts.vlist = t.index + n_q;
+  std::fill(ts.keys, ts.p, 0.0f);
+  std::fill(ts.m, ts.m + n_q, -std::numeric_limits<float>::infinity());
+  for (int32_t row = it.row_begin; row < it.row_end; ++row)
+    for (int h = 0; h < n_heads_item * group; ++h) {
+      const float* src = qs.q + (static_cast<int64_t>(row) * qs.n_heads + it.kv_begin * group + h) * d;
+      std::copy(src, src + d, ts.q + (int64_t{row - it.row_begin} * n_heads_item * group + h) * dpad);
+    }
+  return ts;
+}
+
+void tile(const AttentionOps&, const AttentionTile& t) {
+  const AttentionQueries& qs = *t.qs;
+  const PagedKVLayer& kv = *t.kv;
+  const AttentionWorkspace::Item& it = t.item;
+  const int d = kv.head_dim, group = qs.n_heads / kv.n_kv_heads;
+  const int n_heads_item = it.kv_end - it.kv_begin;
+  const TileScratch ts = init_scratch(t, n_heads_item, group);
+  const int dpad = ts.dpad;
+  int32_t max_pos = 0;
+  for (int32_t row = it.row_begin; row < it.row_end; ++row) max_pos = std::max(max_pos, qs.positions[row]);
+
+  const std::vector<int32_t>& table = qs.block_tables[it.seq];
+  int64_t slots[kKeysPerChunk];
+  for (int32_t first = 0; first <= max_pos; first += kKeysPerChunk) {
+    const int n_keys = std::min(kKeysPerChunk, max_pos + 1 - first);
+    if (first + kKeysPerChunk <= max_pos)  // the next chunk
+      prefetch_chunk(qs, kv, table, it.kv_begin, n_heads_item, first + kKeysPerChunk,
+                     std::min(kKeysPerChunk, max_pos + 1 - first - kKeysPerChunk));
+    chunk_slots(table, qs.block_size, first, n_keys, slots);
+    int active = 0;  // queries of one kv head reaching this chunk
+    for (int32_t row = it.row_begin; row < it.row_end; ++row) active += qs.positions[row] >= first ? group : 0;
+    const bool transposed = active >= kTransposeMinQueries;
+    for (int h = 0; h < n_heads_item; ++h) {
+      load_rows(kv.k, kv.dtype, slots, n_keys, kv.n_kv_heads, it.kv_begin + h, d, dpad, ts.keys);
+      load_rows(kv.v, kv.dtype, slots, n_keys, kv.n_kv_heads, it.kv_begin + h, d, dpad, ts.values);
+      if (transposed) transpose_keys(ts.keys, dpad, ts.kt);
+      int n = 0;
+      for (int32_t row = it.row_begin; row < it.row_end; ++row) {
+        const int v = std::min(kKeysPerChunk, qs.positions[row] + 1 - first);
+        for (int g = 0; v > 0 && g < group; ++g, ++n) {
+          ts.qlist[n] = ((row - it.row_begin) * n_heads_item + h) * group + g;
+          ts.vlist[n] = v;
+        }
+      }
+      fold(ts, ts.qlist, ts.vlist, n, transposed, qs.scale);
+    }
+  }
+
+  const int n_q = (it.row_end - it.row_begin) * n_heads_item * group;
+  for (int i = 0; i < n_q; ++i) {
+    const int row = it.row_begin + i / (n_heads_item * group), h = it.kv_begin * group + i % (n_heads_item * group);
+    const __m512 inv_l = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(_mm512_load_ps(ts.lsum + i * 16)));
+    const float* a = ts.acc + static_cast<int64_t>(i) * dpad;
+    float* o = t.out + (static_cast<int64_t>(row) * qs.n_heads + h) * d;
+    for (int c = 0; c < d; c += 16)
+      _mm512_mask_storeu_ps(o + c, first_lanes(std::min(16, d - c)), _mm512_mul_ps(_mm512_load_ps(a + c), inv_l));
+  }
+}
+
+#undef DB_INLINE
 
 }  // namespace
 
 const AttentionOps& attention_ops_avx512() {
-  static const AttentionOps ops{&load_rows, &scores, &accumulate, &softmax_update};
+  static const AttentionOps ops{nullptr, nullptr, nullptr, nullptr, &tile};
   return ops;
 }
 

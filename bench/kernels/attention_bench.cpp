@@ -1,0 +1,99 @@
+// Paged attention throughput per ISA level: a causal prefill chunk of one
+// sequence and a batched decode step, with the SmolLM2-135M head layout
+// (9 query heads over 3 kv heads, head_dim 64) and an F16 cache.
+//
+//   kernels_attention_bench --benchmark_filter='Prefill512/avx512'
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/attention.h"
+#include "util/fp16.h"
+
+namespace {
+
+using db::DType;
+using db::IsaLevel;
+
+constexpr int kHeads = 9, kKvHeads = 3, kHeadDim = 64, kBlock = 16;
+
+// Sequences with their query rows and a paged F16 cache holding every position they reach.
+struct Problem {
+  std::vector<uint16_t> k, v;  // [num_slots][kKvHeads][kHeadDim]
+  std::vector<float> q;        // [n_tokens][kHeads][kHeadDim]
+  std::vector<int32_t> query_start{0}, positions;
+  std::vector<std::vector<int32_t>> tables;
+  int64_t num_slots = 0;
+
+  // seq_rows[s] query rows per sequence, the first at position first_pos[s].
+  Problem(const std::vector<int>& first_pos, const std::vector<int>& seq_rows) {
+    std::mt19937 rng(7);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    int32_t next_block = 0;
+    for (size_t s = 0; s < first_pos.size(); ++s) {
+      const int ctx = first_pos[s] + seq_rows[s];
+      tables.emplace_back();
+      for (int b = 0; b * kBlock < ctx; ++b) tables.back().push_back(next_block++);
+      for (int r = 0; r < seq_rows[s]; ++r) positions.push_back(first_pos[s] + r);
+      query_start.push_back(query_start.back() + seq_rows[s]);
+    }
+    num_slots = int64_t{next_block} * kBlock;
+    k.resize(static_cast<size_t>(num_slots) * kKvHeads * kHeadDim);
+    v.resize(k.size());
+    for (auto& x : k) x = db::f32_to_fp16(normal(rng));
+    for (auto& x : v) x = db::f32_to_fp16(normal(rng));
+    q.resize(static_cast<size_t>(query_start.back()) * kHeads * kHeadDim);
+    for (auto& x : q) x = normal(rng);
+  }
+};
+
+void run(benchmark::State& state, const Problem& p, IsaLevel isa, int threads) {
+  if (!db::isa_supported(isa)) {
+    state.SkipWithError("ISA level not supported by this CPU");
+    return;
+  }
+  const db::kernels::AttentionQueries qs{
+      p.q.data(),      kHeads, static_cast<int>(p.tables.size()), p.query_start.data(), p.positions.data(),
+      p.tables.data(), kBlock, 1.0f / std::sqrt(float(kHeadDim))};
+  const db::kernels::PagedKVLayer kv{p.k.data(), p.v.data(), DType::F16, p.num_slots, kKvHeads, kHeadDim};
+  std::vector<float> out(p.q.size());
+  db::kernels::AttentionWorkspace ws;
+  db::ThreadPool pool(threads);
+  for (auto _ : state) {
+    db::kernels::paged_attention_isa(isa, qs, kv, out.data(), ws, pool);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["queries/s"] =
+      benchmark::Counter(static_cast<double>(p.positions.size()), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void prefill(benchmark::State& state, IsaLevel isa, int threads) {
+  static const Problem p({0}, {512});
+  run(state, p, isa, threads);
+}
+
+void decode(benchmark::State& state, IsaLevel isa, int threads) {
+  static const Problem p = [] {
+    std::vector<int> first(64), rows(64, 1);
+    for (int s = 0; s < 64; ++s) first[static_cast<size_t>(s)] = 180 + (s * 7) % 41;  // ~200 each
+    return Problem(first, rows);
+  }();
+  run(state, p, isa, threads);
+}
+
+void register_all() {
+  for (IsaLevel isa : {IsaLevel::Scalar, IsaLevel::Avx2, IsaLevel::Avx512}) {
+    for (int t : {1, 2}) {
+      const std::string suffix = std::string("/") + db::isa_name(isa) + "/t" + std::to_string(t);
+      benchmark::RegisterBenchmark(("Prefill512" + suffix).c_str(), prefill, isa, t)->Unit(benchmark::kMillisecond);
+      benchmark::RegisterBenchmark(("Decode64x200" + suffix).c_str(), decode, isa, t)->Unit(benchmark::kMicrosecond);
+    }
+  }
+}
+
+}  // namespace
+
+void register_benchmarks() { register_all(); }

@@ -1,0 +1,155 @@
+// Paged attention's batch invariance, at every ISA level this CPU has: a query's
+// output is equal bit for bit whether it is computed inside a long prefill
+// tile, alone as a one-row decode step, in a differently split sequence, next
+// to other sequences, or over a cache with another block size.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "kernels/cpu/attention.h"
+#include "kernels/cpu/attention_kv_write.h"
+#include "tensor/dtype.h"
+
+namespace db::kernels {
+namespace {
+
+struct Shape {
+  int n_heads, n_kv_heads, head_dim;
+  DType dtype;
+};
+
+std::vector<float> random_vector(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, 1.5f);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+// A few sequences, each with K, V and query vectors for positions [0, ctx).
+class Sequences {
+ public:
+  Sequences(const Shape& shape, std::vector<int> ctx) : shape_(shape), ctx_(std::move(ctx)) {
+    const size_t kv_dim = size_t(shape.n_kv_heads) * shape.head_dim, q_dim = size_t(shape.n_heads) * shape.head_dim;
+    for (size_t s = 0; s < ctx_.size(); ++s) {
+      keys_.push_back(random_vector(ctx_[s] * kv_dim, 10 + uint32_t(s)));
+      values_.push_back(random_vector(ctx_[s] * kv_dim, 20 + uint32_t(s)));
+      queries_.push_back(random_vector(ctx_[s] * q_dim, 30 + uint32_t(s)));
+    }
+  }
+
+  // One attention call over a cache with `block_size` (blocks scattered in
+  // reverse order): steps[i] lists sequence steps[i].first's query positions.
+  // Returns each query's output rows, keyed as [seq][position] -> n_heads * head_dim floats.
+  std::vector<std::vector<std::vector<float>>> run(IsaLevel level, int block_size,
+                                                   const std::vector<std::pair<int, std::vector<int>>>& steps) const {
+    const int kv_dim = shape_.n_kv_heads * shape_.head_dim, q_dim = shape_.n_heads * shape_.head_dim;
+    int total_blocks = 0;
+    for (int c : ctx_) total_blocks += (c + block_size - 1) / block_size;
+    const int64_t num_slots = int64_t{total_blocks} * block_size;
+    std::vector<uint8_t> k(size_t(num_slots) * kv_dim * block_bytes(shape_.dtype), 0xFF);  // NaN fill for F16/BF16/F32
+    std::vector<uint8_t> v(k.size(), 0xFF);
+    std::vector<std::vector<int32_t>> all_tables(ctx_.size());
+    int next = total_blocks;
+    for (size_t s = 0; s < ctx_.size(); ++s) {
+      for (int b = 0; b * block_size < ctx_[s]; ++b) all_tables[s].push_back(--next);
+      std::vector<int64_t> slots;
+      for (int pos = 0; pos < ctx_[s]; ++pos)
+        slots.push_back(int64_t{all_tables[s][size_t(pos / block_size)]} * block_size + pos % block_size);
+      write_kv_rows(keys_[s].data(), values_[s].data(), kv_dim, ctx_[s], slots.data(),
+                    {k.data(), v.data(), shape_.dtype, num_slots, kv_dim});
+    }
+    std::vector<float> q;
+    std::vector<int32_t> query_start{0}, positions;
+    std::vector<std::vector<int32_t>> tables;
+    for (const auto& [seq, pos_list] : steps) {
+      for (int pos : pos_list) {
+        positions.push_back(pos);
+        const float* src = queries_[size_t(seq)].data() + size_t(pos) * q_dim;
+        q.insert(q.end(), src, src + q_dim);
+      }
+      query_start.push_back(query_start.back() + int32_t(pos_list.size()));
+      tables.push_back(all_tables[size_t(seq)]);
+    }
+    std::vector<float> out(q.size());
+    AttentionWorkspace ws;
+    ThreadPool pool(2);
+    paged_attention_isa(level,
+                        {q.data(), shape_.n_heads, int(steps.size()), query_start.data(), positions.data(),
+                         tables.data(), block_size, 1.0f / std::sqrt(float(shape_.head_dim))},
+                        {k.data(), v.data(), shape_.dtype, num_slots, shape_.n_kv_heads, shape_.head_dim}, out.data(),
+                        ws, pool);
+    std::vector<std::vector<std::vector<float>>> result(ctx_.size());
+    for (size_t s = 0; s < ctx_.size(); ++s) result[s].resize(size_t(ctx_[s]));
+    size_t row = 0;
+    for (const auto& [seq, pos_list] : steps)
+      for (int pos : pos_list) {
+        result[size_t(seq)][size_t(pos)].assign(out.begin() + long(row * q_dim), out.begin() + long((row + 1) * q_dim));
+        ++row;
+      }
+    return result;
+  }
+
+ private:
+  Shape shape_;
+  std::vector<int> ctx_;
+  std::vector<std::vector<float>> keys_, values_, queries_;  // per sequence: [ctx][kv_dim or q_dim]
+};
+
+std::vector<int> range(int begin, int end) {
+  std::vector<int> r;
+  for (int i = begin; i < end; ++i) r.push_back(i);
+  return r;
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && !a.empty() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+class AttentionInvariance : public ::testing::TestWithParam<Shape> {};
+
+constexpr IsaLevel kLevels[] = {IsaLevel::Scalar, IsaLevel::Avx2, IsaLevel::Avx512, IsaLevel::Avx512Vnni};
+
+TEST_P(AttentionInvariance, PrefillRowEqualsSingleRowStep) {
+  const Sequences seqs(GetParam(), {75});
+  for (IsaLevel level : kLevels) {
+    if (!isa_supported(level)) continue;
+    const auto prefill = seqs.run(level, 16, {{0, range(0, 75)}});
+    for (int pos = 0; pos < 75; ++pos) {
+      const auto step = seqs.run(level, 16, {{0, {pos}}});
+      ASSERT_TRUE(same_bits(step[0][size_t(pos)], prefill[0][size_t(pos)])) << isa_name(level) << " position " << pos;
+    }
+  }
+}
+
+TEST_P(AttentionInvariance, SplitBatchAndBlockSizeDoNotMatter) {
+  const Sequences seqs(GetParam(), {75, 40, 3});
+  for (IsaLevel level : kLevels) {
+    if (!isa_supported(level)) continue;
+    const auto alone = seqs.run(level, 16, {{0, range(0, 75)}});
+    const auto split = seqs.run(level, 16, {{0, range(0, 33)}});
+    const auto rest = seqs.run(level, 16, {{1, range(20, 40)}, {0, range(33, 50)}, {2, {2}}, {0, range(50, 75)}});
+    for (int block_size : {16, 32, 64, 24, 8}) {
+      const auto batched = seqs.run(level, block_size, {{1, range(0, 40)}, {2, range(0, 3)}, {0, range(0, 75)}});
+      for (int pos = 0; pos < 75; ++pos) {
+        const auto& expect = alone[0][size_t(pos)];
+        ASSERT_TRUE(same_bits(batched[0][size_t(pos)], expect)) << isa_name(level) << " block " << block_size;
+        const auto& piece = pos < 33 ? split[0][size_t(pos)] : rest[0][size_t(pos)];
+        ASSERT_TRUE(same_bits(piece, expect)) << isa_name(level) << " position " << pos;
+      }
+      for (int pos = 20; pos < 40; ++pos) ASSERT_TRUE(same_bits(batched[1][size_t(pos)], rest[1][size_t(pos)]));
+      ASSERT_TRUE(same_bits(batched[2][2], rest[2][2]));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, AttentionInvariance,
+                         ::testing::Values(Shape{9, 3, 64, DType::F16}, Shape{6, 2, 20, DType::BF16},
+                                           Shape{4, 4, 16, DType::F32}, Shape{8, 2, 128, DType::F16},
+                                           Shape{7, 1, 40, DType::F32}));
+
+}  // namespace
+}  // namespace db::kernels
