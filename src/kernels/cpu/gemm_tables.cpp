@@ -81,6 +81,9 @@ GemmKernels avx512vnni_kernels() {
   k.panel_q4_0 = avx512vnni::panel_q4_0;
   k.panel_q4_1 = avx512vnni::panel_q4_1;
   k.panel_q8_0 = avx512vnni::panel_q8_0;
+  k.panel_swiglu_q4_0 = avx512vnni::panel_swiglu_q4_0;
+  k.panel_swiglu_q4_1 = avx512vnni::panel_swiglu_q4_1;
+  k.panel_swiglu_q8_0 = avx512vnni::panel_swiglu_q8_0;
   return k;
 }
 #endif

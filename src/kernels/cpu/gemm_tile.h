@@ -27,12 +27,18 @@ struct GemmTile {
 // Writes y[t * ldy + r] = dot(weight row r, token t0 + t) for r < nr, t < nt.
 using GemmTileFn = void (*)(const GemmTile& tile);
 
+// The feed-forward gate on one tile: with tile.w the gate weights and `up` the
+// up weights at the same place, writes y = silu(gate . x) * (up . x) — bit for
+// bit what the tile kernel run on each followed by swiglu() gives.
+using GemmSwigluTileFn = void (*)(const GemmTile& tile, const uint8_t* up);
+
 // Kernels of one ISA level, per weight dtype (null = not provided at this level).
 struct GemmKernels {
   GemmTileFn f32, f16, bf16;
   GemmTileFn q4_0, q4_1, q8_0;
   GemmTileFn q4_k, q5_k, q6_k;
   GemmTileFn panel_q4_0, panel_q4_1, panel_q8_0;  // Panels16 layout (kernels/cpu/panels.h)
+  GemmSwigluTileFn panel_swiglu_q4_0, panel_swiglu_q4_1, panel_swiglu_q8_0;  // null: no fused gate
   int tile_rows;    // largest nr the kernels accept
   int tile_tokens;  // largest nt the kernels accept (the panel kernels: kPanelTileTokens)
   QuantizeRowQ8x32Fn quantize_q8x32;

@@ -118,8 +118,10 @@ struct RowTiling {
   int tokens;  // tokens per kernel call
 };
 
-// Runs row tiles [row_tile_begin, row_tile_end) over all tokens.
-void run_tiles(const RowTiling& tiling, GemmTileFn fn, GemmTile base, int64_t rows, int64_t n_tokens,
+// Runs row tiles [row_tile_begin, row_tile_end) over all tokens, calling
+// kernel(tile, row tile index) for each (row tile, token tile).
+template <class Kernel>
+void run_tiles(const RowTiling& tiling, const Kernel& kernel, GemmTile base, int64_t rows, int64_t n_tokens,
                int64_t chunk_tokens, int64_t row_tile_begin, int64_t row_tile_end) {
   const uint8_t* w0 = base.w;
   float* y0 = base.y;
@@ -136,7 +138,7 @@ void run_tiles(const RowTiling& tiling, GemmTileFn fn, GemmTile base, int64_t ro
         tile.t0 = t0;
         tile.nt = static_cast<int>(std::min<int64_t>(tiling.tokens, tc_end - t0));
         tile.y = y0 + t0 * base.ldy + r0;
-        fn(tile);
+        kernel(tile, rt);
       }
     }
   }
@@ -231,7 +233,21 @@ Product prepare(const GemmKernels& k, IsaLevel level, const TensorView& W, const
 }
 
 void run_chunk(const Product& p, int64_t n_tokens, int64_t c) {
-  run_tiles(p.tiling, p.fn, p.base, p.rows, n_tokens, p.chunk_tokens, p.tile_begin(c), p.tile_begin(c + 1));
+  run_tiles(p.tiling, [&p](const GemmTile& t, int64_t) { p.fn(t); }, p.base, p.rows, n_tokens, p.chunk_tokens,
+            p.tile_begin(c), p.tile_begin(c + 1));
+}
+
+// The level's fused gate kernel for gate and up, or null (then gate and up run
+// as two products followed by swiglu()).
+GemmSwigluTileFn fused_swiglu_for(const GemmKernels& k, const TensorView& gate, const TensorView& up) {
+  if (gate.layout != TensorLayout::Panels16 || up.layout != TensorLayout::Panels16 || gate.dtype != up.dtype)
+    return nullptr;
+  switch (gate.dtype) {
+    case DType::Q4_0: return k.panel_swiglu_q4_0;
+    case DType::Q4_1: return k.panel_swiglu_q4_1;
+    case DType::Q8_0: return k.panel_swiglu_q8_0;
+    default: return nullptr;
+  }
 }
 
 // Validates a group; returns false when there is nothing to compute.
@@ -305,6 +321,18 @@ void matmul_swiglu(const TensorView& gate, const TensorView& up, const float* X,
   const GemmKernels& k = gemm_kernels(level);
   SharedActs acts(k, X, n_tokens, gate.cols(), pool);
   Product g = prepare(k, level, gate, X, n_tokens, out, acts);
+  if (const GemmSwigluTileFn fused = fused_swiglu_for(k, gate, up)) {
+    const auto* up0 = static_cast<const uint8_t*>(up.data);
+    const int64_t n_tiles = g.row_tiles;
+    const auto kernel = [&](const GemmTile& t, int64_t rt) {
+      prefetch_rows(up0, g.tiling.bytes, n_tiles, rt + kPrefetchTiles, 1);
+      fused(t, up0 + rt * g.tiling.bytes);
+    };
+    pool.parallel_chunks(g.n_chunks, [&](int64_t c) {
+      run_tiles(g.tiling, kernel, g.base, rows, n_tokens, g.chunk_tokens, g.tile_begin(c), g.tile_begin(c + 1));
+    });
+    return;
+  }
   Product u = prepare(k, level, up, X, n_tokens, up_scratch, acts);
   if (g.tiling.rows != u.tiling.rows) {  // differently laid out: the chunks would cover different rows
     matmul_group_isa(level, tasks, 2, X, n_tokens, pool);

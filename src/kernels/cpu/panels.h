@@ -59,6 +59,9 @@ namespace avx512vnni {
 void panel_q4_0(const GemmTile&);
 void panel_q4_1(const GemmTile&);
 void panel_q8_0(const GemmTile&);
+void panel_swiglu_q4_0(const GemmTile&, const uint8_t* up);
+void panel_swiglu_q4_1(const GemmTile&, const uint8_t* up);
+void panel_swiglu_q8_0(const GemmTile&, const uint8_t* up);
 }  // namespace avx512vnni
 
 }  // namespace db::kernels

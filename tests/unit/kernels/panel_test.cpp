@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/activations.h"
 #include "kernels/cpu/matmul_dispatch.h"
 #include "kernels/cpu/panels.h"
 #include "kernels/matmul.h"
@@ -116,6 +117,27 @@ TEST_P(PanelTest, RowOfABatchEqualsTheTokenAlone) {
     matmul_isa(cpu_features().best, p, x.data() + t * cols, 1, one.data(), pool1);
     EXPECT_EQ(0, std::memcmp(one.data(), all.data() + t * rows, one.size() * sizeof(float)))
         << "token " << t << " differs alone vs in a batch of " << n_tokens;
+  }
+}
+
+// The feed-forward gate over packed weights (a fused kernel at the VNNI level)
+// equals the two products followed by swiglu(), bit for bit, at any batch size.
+TEST_P(PanelTest, FusedGateEqualsProductsThenSwiglu) {
+  const DType dtype = GetParam();
+  const int64_t rows = 1536 + 5, cols = 576;
+  const auto gate = testing::make_weights(dtype, rows, cols, 21), up = testing::make_weights(dtype, rows, cols, 22);
+  PackedWeightStore store;
+  const TensorView g = packed_view(store, gate), u = packed_view(store, up);
+  ThreadPool pool(2);
+  for (int64_t n_tokens : {1, 7, 8, 37}) {
+    const auto x = testing::make_activations(n_tokens, cols, 23);
+    const size_t n = static_cast<size_t>(n_tokens * rows);
+    std::vector<float> want_g(n), want_u(n), got(n), scratch(n);
+    matmul(g, x.data(), n_tokens, want_g.data(), pool);
+    matmul(u, x.data(), n_tokens, want_u.data(), pool);
+    swiglu(want_g.data(), want_u.data(), static_cast<int64_t>(n), want_g.data());
+    matmul_swiglu(g, u, x.data(), n_tokens, got.data(), scratch.data(), pool);
+    EXPECT_EQ(0, std::memcmp(got.data(), want_g.data(), n * sizeof(float))) << n_tokens << " tokens";
   }
 }
 

@@ -8,6 +8,7 @@
 
 #include "kernels/cpu/panels.h"
 #include "kernels/cpu/x86/avx512_util.h"
+#include "kernels/cpu/x86/exp_avx512.h"
 #include "kernels/quant_blocks.h"
 
 namespace db::kernels::avx512vnni {
@@ -70,16 +71,16 @@ struct Q8_0Block {
   }
 };
 
+// acc[j] = the 16 rows of group `group` . token t.t0 + j, for j < NT.
 template <class W, int NT>
-void run(const GemmTile& t) {
+void products(const GemmTile& t, const uint8_t* group, __m512 (&acc)[NT]) {
   const QuantizedActs& a = *t.acts;
   const int64_t nb = t.cols / kQK;
-  const uint8_t* headers = t.w + nb * W::kCodeBytes;
-  __m512 acc[NT];
+  const uint8_t* headers = group + nb * W::kCodeBytes;
   for (int j = 0; j < NT; ++j) acc[j] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
     W w;
-    w.load(t.w + b * W::kCodeBytes, headers + b * W::kHeaderBytes);
+    w.load(group + b * W::kCodeBytes, headers + b * W::kHeaderBytes);
 #pragma GCC unroll 8
     for (int j = 0; j < NT; ++j) {
       const int64_t tb = (t.t0 + j) * a.nblocks + b;
@@ -96,23 +97,64 @@ void run(const GemmTile& t) {
       acc[j] = _mm512_fmadd_ps(dot, _mm512_mul_ps(w.d, _mm512_set1_ps(a.d[tb])), acc[j]);
     }
   }
-  const __mmask16 rows = static_cast<__mmask16>((1u << t.nr) - 1u);
-  for (int j = 0; j < NT; ++j) _mm512_mask_storeu_ps(t.y + j * t.ldy, rows, acc[j]);
+}
+
+__mmask16 row_mask(const GemmTile& t) { return static_cast<__mmask16>((1u << t.nr) - 1u); }
+
+template <class W, int NT>
+void run(const GemmTile& t) {
+  __m512 acc[NT];
+  products<W, NT>(t, t.w, acc);
+  for (int j = 0; j < NT; ++j) _mm512_mask_storeu_ps(t.y + j * t.ldy, row_mask(t), acc[j]);
+}
+
+// silu(gate) * up with the operations of avx512::swiglu (activations_avx512.cpp).
+template <class W, int NT>
+void run_swiglu(const GemmTile& t, const uint8_t* up) {
+  __m512 silu[NT], u[NT];
+  products<W, NT>(t, t.w, silu);
+  for (int j = 0; j < NT; ++j)
+    silu[j] = _mm512_div_ps(silu[j], _mm512_add_ps(_mm512_set1_ps(1.0f), exp512(_mm512_sub_ps(_mm512_setzero_ps(), silu[j]))));
+  products<W, NT>(t, up, u);
+  for (int j = 0; j < NT; ++j) _mm512_mask_storeu_ps(t.y + j * t.ldy, row_mask(t), _mm512_mul_ps(silu[j], u[j]));
+}
+
+// Calls K::template call<NT>(args...) with NT = nt (1..kPanelTileTokens).
+template <class K, class... Args>
+void with_tokens(int nt, Args... args) {
+  static_assert(kPanelTileTokens == 8);
+  switch (nt) {
+    case 1: return K::template call<1>(args...);
+    case 2: return K::template call<2>(args...);
+    case 3: return K::template call<3>(args...);
+    case 4: return K::template call<4>(args...);
+    case 5: return K::template call<5>(args...);
+    case 6: return K::template call<6>(args...);
+    case 7: return K::template call<7>(args...);
+    default: return K::template call<8>(args...);
+  }
 }
 
 template <class W>
+struct Gemm {
+  template <int NT>
+  static void call(const GemmTile* t) { run<W, NT>(*t); }
+};
+
+template <class W>
+struct Swiglu {
+  template <int NT>
+  static void call(const GemmTile* t, const uint8_t* up) { run_swiglu<W, NT>(*t, up); }
+};
+
+template <class W>
 void gemm(const GemmTile& t) {
-  static_assert(kPanelTileTokens == 8);
-  switch (t.nt) {
-    case 1: return run<W, 1>(t);
-    case 2: return run<W, 2>(t);
-    case 3: return run<W, 3>(t);
-    case 4: return run<W, 4>(t);
-    case 5: return run<W, 5>(t);
-    case 6: return run<W, 6>(t);
-    case 7: return run<W, 7>(t);
-    default: return run<W, 8>(t);
-  }
+  with_tokens<Gemm<W>>(t.nt, &t);
+}
+
+template <class W>
+void gemm_swiglu(const GemmTile& t, const uint8_t* up) {
+  with_tokens<Swiglu<W>>(t.nt, &t, up);
 }
 
 }  // namespace
@@ -120,6 +162,9 @@ void gemm(const GemmTile& t) {
 void panel_q4_0(const GemmTile& t) { gemm<Q4_0Block>(t); }
 void panel_q4_1(const GemmTile& t) { gemm<Q4_1Block>(t); }
 void panel_q8_0(const GemmTile& t) { gemm<Q8_0Block>(t); }
+void panel_swiglu_q4_0(const GemmTile& t, const uint8_t* up) { gemm_swiglu<Q4_0Block>(t, up); }
+void panel_swiglu_q4_1(const GemmTile& t, const uint8_t* up) { gemm_swiglu<Q4_1Block>(t, up); }
+void panel_swiglu_q8_0(const GemmTile& t, const uint8_t* up) { gemm_swiglu<Q8_0Block>(t, up); }
 
 }  // namespace db::kernels::avx512vnni
 #endif
