@@ -115,7 +115,8 @@ void prefetch_rows(const uint8_t* w, int64_t stride, int64_t rows, int64_t r, in
 struct RowTiling {
   int rows;
   int64_t bytes;
-  int tokens;  // tokens per kernel call
+  int tokens;     // tokens per kernel call
+  bool prefetch;  // prefetch whole tiles ahead (the panel kernels stream their own prefetches)
 };
 
 // Runs row tiles [row_tile_begin, row_tile_end) over all tokens, calling
@@ -130,7 +131,7 @@ void run_tiles(const RowTiling& tiling, const Kernel& kernel, GemmTile base, int
     const int64_t tc_end = std::min(n_tokens, tc + chunk_tokens);
     for (int64_t rt = row_tile_begin; rt < row_tile_end; ++rt) {
       const int64_t r0 = rt * tiling.rows;
-      prefetch_rows(w0, tiling.bytes, n_tiles, rt + kPrefetchTiles, 1);
+      if (tiling.prefetch) prefetch_rows(w0, tiling.bytes, n_tiles, rt + kPrefetchTiles, 1);
       GemmTile tile = base;
       tile.w = w0 + rt * tiling.bytes;
       tile.nr = static_cast<int>(std::min<int64_t>(tiling.rows, rows - r0));
@@ -208,9 +209,9 @@ Product prepare(const GemmKernels& k, IsaLevel level, const TensorView& W, const
   p.base.w = static_cast<const uint8_t*>(W.data);
   p.base.w_stride = static_cast<int64_t>(W.row_nbytes());
   if (W.layout == TensorLayout::Panels16)
-    p.tiling = {kPanelRows, panel_group_bytes(W.dtype, W.cols()), kPanelTileTokens};
+    p.tiling = {kPanelRows, panel_group_bytes(W.dtype, W.cols()), kPanelTileTokens, false};
   else
-    p.tiling = {k.tile_rows, p.base.w_stride * k.tile_rows, k.tile_tokens};
+    p.tiling = {k.tile_rows, p.base.w_stride * k.tile_rows, k.tile_tokens, true};
   p.base.cols = W.cols();
   p.base.y = Y;
   p.base.ldy = p.rows;
@@ -323,11 +324,7 @@ void matmul_swiglu(const TensorView& gate, const TensorView& up, const float* X,
   Product g = prepare(k, level, gate, X, n_tokens, out, acts);
   if (const GemmSwigluTileFn fused = fused_swiglu_for(k, gate, up)) {
     const auto* up0 = static_cast<const uint8_t*>(up.data);
-    const int64_t n_tiles = g.row_tiles;
-    const auto kernel = [&](const GemmTile& t, int64_t rt) {
-      prefetch_rows(up0, g.tiling.bytes, n_tiles, rt + kPrefetchTiles, 1);
-      fused(t, up0 + rt * g.tiling.bytes);
-    };
+    const auto kernel = [&](const GemmTile& t, int64_t rt) { fused(t, up0 + rt * g.tiling.bytes); };
     pool.parallel_chunks(g.n_chunks, [&](int64_t c) {
       run_tiles(g.tiling, kernel, g.base, rows, n_tokens, g.chunk_tokens, g.tile_begin(c), g.tile_begin(c + 1));
     });
