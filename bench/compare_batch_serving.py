@@ -135,7 +135,10 @@ def run_deepbatch_server(args, reqs):
 def drive_server(cmd, port, reqs, clients, label):
     """Starts a server, sends every request by `clients` concurrent clients, stops it."""
     log = open(os.path.join(tempfile.gettempdir(), "bench_server.log"), "w")
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+    # Servers may write log files where they run (the peer does): run them outside
+    # the checkout, with the paths given relative to here made absolute.
+    cmd = [os.path.abspath(c) if os.path.exists(c) else c for c in cmd]
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=tempfile.gettempdir())
     try:
         wait_health(port, proc)
         t0 = time.perf_counter()
