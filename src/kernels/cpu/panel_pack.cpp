@@ -11,10 +11,6 @@ namespace {
 
 constexpr int64_t kHeaderHalfBytes = 2 * kPanelRows;  // 16 fp16 values
 
-// Byte offset, inside a block's codes, of row r's element k (k < 32 for 8-bit
-// codes, k < 16 for 4-bit codes: element k + 16 shares the byte's high nibble).
-int64_t code_offset(int r, int k) { return ((k / 4) * kPanelRows + r) * 4 + k % 4; }
-
 // Copies the fp16 field at `field` of row r's block into header slot r of `half_array`.
 void put_half(uint8_t* half_array, int r, const uint8_t* field) { std::memcpy(half_array + 2 * r, field, 2); }
 
@@ -23,20 +19,20 @@ void pack_block(DType t, const uint8_t* block, int r, uint8_t* codes, uint8_t* h
     case DType::Q4_0: {
       const auto* b = reinterpret_cast<const BlockQ4_0*>(block);
       put_half(header, r, b->d);
-      for (int k = 0; k < 16; ++k) codes[code_offset(r, k)] = b->qs[k];
+      for (int k = 0; k < 16; ++k) codes[panel_code_offset(r, k)] = b->qs[k];
       break;
     }
     case DType::Q4_1: {
       const auto* b = reinterpret_cast<const BlockQ4_1*>(block);
       put_half(header, r, b->d);
       put_half(header + kHeaderHalfBytes, r, b->m);
-      for (int k = 0; k < 16; ++k) codes[code_offset(r, k)] = b->qs[k];
+      for (int k = 0; k < 16; ++k) codes[panel_code_offset(r, k)] = b->qs[k];
       break;
     }
     case DType::Q8_0: {
       const auto* b = reinterpret_cast<const BlockQ8_0*>(block);
       put_half(header, r, b->d);
-      for (int k = 0; k < 32; ++k) codes[code_offset(r, k)] = static_cast<uint8_t>(b->qs[k] + 128);
+      for (int k = 0; k < 32; ++k) codes[panel_code_offset(r, k)] = static_cast<uint8_t>(b->qs[k] + 128);
       break;
     }
     default: DB_CHECK(false, "no panel layout for " + dtype_name(t));
@@ -48,20 +44,20 @@ void unpack_block(DType t, const uint8_t* codes, const uint8_t* header, int r, u
     case DType::Q4_0: {
       auto* b = reinterpret_cast<BlockQ4_0*>(block);
       std::memcpy(b->d, header + 2 * r, 2);
-      for (int k = 0; k < 16; ++k) b->qs[k] = codes[code_offset(r, k)];
+      for (int k = 0; k < 16; ++k) b->qs[k] = codes[panel_code_offset(r, k)];
       break;
     }
     case DType::Q4_1: {
       auto* b = reinterpret_cast<BlockQ4_1*>(block);
       std::memcpy(b->d, header + 2 * r, 2);
       std::memcpy(b->m, header + kHeaderHalfBytes + 2 * r, 2);
-      for (int k = 0; k < 16; ++k) b->qs[k] = codes[code_offset(r, k)];
+      for (int k = 0; k < 16; ++k) b->qs[k] = codes[panel_code_offset(r, k)];
       break;
     }
     case DType::Q8_0: {
       auto* b = reinterpret_cast<BlockQ8_0*>(block);
       std::memcpy(b->d, header + 2 * r, 2);
-      for (int k = 0; k < 32; ++k) b->qs[k] = static_cast<int8_t>(codes[code_offset(r, k)] - 128);
+      for (int k = 0; k < 32; ++k) b->qs[k] = static_cast<int8_t>(codes[panel_code_offset(r, k)] - 128);
       break;
     }
     default: DB_CHECK(false, "no panel layout for " + dtype_name(t));
@@ -69,6 +65,8 @@ void unpack_block(DType t, const uint8_t* codes, const uint8_t* header, int r, u
 }
 
 }  // namespace
+
+int64_t panel_code_offset(int r, int k) { return ((k / 4) * kPanelRows + r) * 4 + k % 4; }
 
 bool has_panel_layout(DType t) { return t == DType::Q4_0 || t == DType::Q4_1 || t == DType::Q8_0; }
 

@@ -12,9 +12,8 @@ namespace {
 
 template <DType T>
 int code(const uint8_t* codes, int r, int k) {
-  if (T == DType::Q8_0) return codes[((k / 4) * kPanelRows + r) * 4 + k % 4];
-  const int kk = k % 16;
-  const uint8_t byte = codes[((kk / 4) * kPanelRows + r) * 4 + kk % 4];
+  if (T == DType::Q8_0) return codes[panel_code_offset(r, k)];
+  const uint8_t byte = codes[panel_code_offset(r, k % 16)];
   return k < 16 ? byte & 15 : byte >> 4;
 }
 

@@ -40,6 +40,10 @@ int64_t panel_group_bytes(DType t, int64_t cols);
 // Bytes of a whole {rows, cols} matrix in panel layout.
 int64_t panel_matrix_bytes(DType t, int64_t rows, int64_t cols);
 
+// Byte offset, inside a block's codes, of row r's element k (k < 32 for 8-bit
+// codes, k < 16 for 4-bit codes: element k + 16 is the same byte's high nibble).
+int64_t panel_code_offset(int r, int k);
+
 // Writes rows [0, rows) of a Rows-layout matrix (row stride src_stride bytes)
 // into dst (panel_matrix_bytes of them) in panel layout.
 void pack_panels(DType t, const uint8_t* src, int64_t src_stride, int64_t rows, int64_t cols, uint8_t* dst);

@@ -34,42 +34,27 @@ void load_nibbles(const uint8_t* codes, __m512i (&c)[8]) {
 
 __m512 load_halves(const uint8_t* p) { return _mm512_cvtph_ps(load256(p)); }
 
-struct Q4_0Block {
-  static constexpr int kZeroPoint = 8;
-  static constexpr bool kHasMin = false;
-  static constexpr int64_t kCodeBytes = 256, kHeaderBytes = 32;
+// One block of 16 rows: codes c[i] (elements 4i..4i+3 of every row), scales d
+// and, with HasMin, offsets m. Bits: 4 (two codes per byte) or 8.
+template <int Bits, int ZeroPoint, bool HasMin>
+struct PanelBlock {
+  static constexpr int kZeroPoint = ZeroPoint;
+  static constexpr bool kHasMin = HasMin;
+  static constexpr int64_t kCodeBytes = 4 * Bits * 16, kHeaderBytes = HasMin ? 64 : 32;
   __m512i c[8];
   __m512 d, m;
   void load(const uint8_t* codes, const uint8_t* header) {
-    load_nibbles(codes, c);
+    if (Bits == 4)
+      load_nibbles(codes, c);
+    else
+      for (int i = 0; i < 8; ++i) c[i] = load512(codes + 64 * i);
     d = load_halves(header);
+    if (HasMin) m = load_halves(header + 32);
   }
 };
-
-struct Q4_1Block {
-  static constexpr int kZeroPoint = 0;
-  static constexpr bool kHasMin = true;
-  static constexpr int64_t kCodeBytes = 256, kHeaderBytes = 64;
-  __m512i c[8];
-  __m512 d, m;
-  void load(const uint8_t* codes, const uint8_t* header) {
-    load_nibbles(codes, c);
-    d = load_halves(header);
-    m = load_halves(header + 32);
-  }
-};
-
-struct Q8_0Block {
-  static constexpr int kZeroPoint = 128;
-  static constexpr bool kHasMin = false;
-  static constexpr int64_t kCodeBytes = 512, kHeaderBytes = 32;
-  __m512i c[8];
-  __m512 d, m;
-  void load(const uint8_t* codes, const uint8_t* header) {
-    for (int i = 0; i < 8; ++i) c[i] = load512(codes + 64 * i);
-    d = load_halves(header);
-  }
-};
+using Q4_0Block = PanelBlock<4, 8, false>;
+using Q4_1Block = PanelBlock<4, 0, true>;
+using Q8_0Block = PanelBlock<8, 128, false>;
 
 // How far ahead of the block being computed its codes are prefetched.
 constexpr int64_t kPrefetchBytes = 2048;
