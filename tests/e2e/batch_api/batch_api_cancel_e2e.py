@@ -1,8 +1,6 @@
 """Cancelling a running batch with the official openai client: it goes through
 cancelling to cancelled, keeps the requests that finished (each once, in the
 output file) and runs nothing more; a batch still queued is cancelled at once."""
-import os
-import shutil
 import sys
 import time
 
@@ -10,22 +8,14 @@ import batch_e2e_util as u
 
 
 def main():
-    args = u.parse_args()
-    work = u.scratch_dir("batch_api_cancel")
-    proc = None
-    try:
-        proc, client = u.start(args, os.path.join(work, "data"))
+    with u.Session("batch_api_cancel") as s:
+        client = s.start()
         # A few short requests finish early; the long rest is still running when the cancel comes.
         lines = [u.request_line(f"c{i}", u.chat_body(f"Count slowly from {i} to {i + 40}.", 4 if i < 6 else 64))
                  for i in range(60)]
-        input_path = os.path.join(work, "requests.jsonl")
-        u.write_lines(input_path, lines)
-        with open(input_path, "rb") as f:
-            file_id = client.files.create(file=f, purpose="batch").id
-        running = client.batches.create(input_file_id=file_id, endpoint="/v1/chat/completions",
-                                        completion_window="24h")
-        queued = client.batches.create(input_file_id=file_id, endpoint="/v1/chat/completions",
-                                       completion_window="24h")
+        file_id = u.upload(client, s.write_requests(lines)).id
+        running = u.create_batch(client, file_id)
+        queued = u.create_batch(client, file_id)
         u.wait_batch(client, running.id, lambda b: b.status == "in_progress", timeout=30)
 
         # Live traffic beside the batch: the batch runs at background priority, so a live request goes first.
@@ -44,13 +34,11 @@ def main():
         after_cancel = client.batches.cancel(running.id)
         u.check(after_cancel.status in ("cancelling", "cancelled"),
                 f"running batch after cancel: {after_cancel.status}")
-        done = u.wait_batch(client, running.id, lambda b: b.status in u.TERMINAL, timeout=30)
+        done = u.wait_final(client, running.id, timeout=30)
         u.check(done.status == "cancelled" and done.cancelled_at, f"final state: {done}")
         completed = done.request_counts.completed
         u.check(3 <= completed < 60, f"completed before the cancel should be kept: {done.request_counts}")
-        ids = []
-        if done.output_file_id:
-            ids = [r["custom_id"] for r in u.records(client, done.output_file_id)]
+        ids = u.custom_ids(client, done.output_file_id) if done.output_file_id else []
         u.check(len(ids) == len(set(ids)) == completed, f"output ids {len(ids)} vs completed {completed}")
         u.check(done.error_file_id is None, "aborted requests must not become error records")
 
@@ -61,10 +49,6 @@ def main():
         u.check(client.batches.retrieve(queued.id).status == "cancelled", "queued batch stays cancelled")
         print(f"ok: cancelled after {completed}/60 requests; a live request beside it took {live_seconds:.2f} s")
         return 0
-    finally:
-        if proc is not None:
-            u.server_fixture.kill_server(proc)
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

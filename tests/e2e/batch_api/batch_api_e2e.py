@@ -4,7 +4,6 @@ custom_id appears exactly once and that the greedy outputs equal those of
 `deepbatch run` on the same file. Also the files endpoints and the error answers."""
 import json
 import os
-import shutil
 import subprocess
 import sys
 
@@ -18,31 +17,25 @@ def texts_by_id(recs):
 
 
 def main():
-    args = u.parse_args()
-    work = u.scratch_dir("batch_api_e2e")
-    proc = None
-    try:
+    with u.Session("batch_api_e2e") as s:
         topics = ["the sea", "a red fox", "winter", "bread", "a lighthouse", "rain", "the moon", "an old clock"]
         lines = [u.request_line(f"req-{i}", u.chat_body(f"Write one sentence about {t}.", 8))
                  for i, t in enumerate(topics)]
         lines.append(u.request_line("bad-max-tokens", {"messages": [{"role": "user", "content": "x"}],
                                                        "max_tokens": -1}))
-        input_path = os.path.join(work, "requests.jsonl")
-        u.write_lines(input_path, lines)
+        input_path = s.write_requests(lines)
 
-        proc, client = u.start(args, os.path.join(work, "data"))
-        with open(input_path, "rb") as f:
-            uploaded = client.files.create(file=f, purpose="batch")
+        client = s.start()
+        uploaded = u.upload(client, input_path)
         u.check(uploaded.purpose == "batch" and uploaded.bytes == os.path.getsize(input_path), f"upload: {uploaded}")
         u.check(client.files.retrieve(uploaded.id).filename == "requests.jsonl", "retrieve the uploaded file")
         u.check(uploaded.id in [f.id for f in client.files.list()], "files.list has the upload")
         u.check(client.files.content(uploaded.id).content == open(input_path, "rb").read(), "file content round trip")
 
-        batch = client.batches.create(input_file_id=uploaded.id, endpoint="/v1/chat/completions",
-                                      completion_window="24h", metadata={"suite": "e2e"})
+        batch = u.create_batch(client, uploaded.id, metadata={"suite": "e2e"})
         u.check(batch.status in ("validating", "in_progress"), f"new batch: {batch.status}")
         u.check(batch.metadata == {"suite": "e2e"}, f"metadata: {batch.metadata}")
-        batch = u.wait_batch(client, batch.id, lambda b: b.status in u.TERMINAL, timeout=60)
+        batch = u.wait_final(client, batch.id, timeout=60)
         u.check(batch.status == "completed", f"batch ended {batch.status}: {batch}")
         counts = batch.request_counts
         u.check((counts.total, counts.completed, counts.failed) == (9, 8, 1), f"request_counts: {counts}")
@@ -81,24 +74,19 @@ def main():
         u.check(deleted.deleted and deleted.id == not_batch.id, f"delete: {deleted}")
 
         served = texts_by_id(out)
-        u.server_fixture.stop_server(proc)
-        proc = None
+        s.stop()
 
         # The same file through `deepbatch run`.
-        offline_out = os.path.join(work, "offline.jsonl")
-        model = u.server_fixture.default_model(args.source_dir)
-        subprocess.run([args.binary, "run", "-m", model, "-i", input_path, "-o", offline_out, "--no-progress",
-                        "--max-num-seqs", "16", "--kv-cache-memory", "128M"], check=True, timeout=60)
+        offline_out = s.path("offline.jsonl")
+        model = u.server_fixture.default_model(s.args.source_dir)
+        subprocess.run([s.args.binary, "run", "-m", model, "-i", input_path, "-o", offline_out, "--no-progress",
+                        *u.SERVER_ARGS], check=True, timeout=60)
         with open(offline_out) as f:
             offline = [json.loads(line) for line in f if line.strip()]
         offline_texts = texts_by_id([r for r in offline if r["error"] is None])
         u.check(offline_texts == served, f"serve vs run differ:\n{served}\n{offline_texts}")
         print(f"ok: {len(served)} outputs equal to deepbatch run, 1 error record")
         return 0
-    finally:
-        if proc is not None:
-            u.server_fixture.kill_server(proc)
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

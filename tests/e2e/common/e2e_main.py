@@ -1,9 +1,10 @@
 """A tiny runner for end-to-end scripts: parses --binary / --source-dir, runs the
 test functions in order, prints each outcome and exits non-zero on any failure."""
 import argparse
-import sys
 import time
 import traceback
+
+import server_fixture
 
 
 def parse_args(argv=None):
@@ -27,6 +28,21 @@ def run_tests(tests, *args):
             traceback.print_exc()
     print(f"{len(tests) - len(failed)}/{len(tests)} passed" + (f"; failed: {', '.join(failed)}" if failed else ""))
     return 1 if failed else 0
+
+
+def run_tests_on_server(args, server_args, tests, test_args=lambda base: (base,), start_timeout=60.0):
+    """Starts one `deepbatch serve` with server_args, runs run_tests(tests, *test_args(base_url)), then
+    stops the server with SIGTERM. Returns 1 when a test failed or the server did not exit 0 (a crash, or
+    a sanitizer report), else 0."""
+    proc, base = server_fixture.start_server(args.binary, args.source_dir, server_args, timeout=start_timeout)
+    try:
+        code = run_tests(tests, *test_args(base))
+    finally:
+        rc = server_fixture.stop_server(proc)
+    if rc != 0:
+        print(f"server exited with {rc} after SIGTERM (a crash or a sanitizer report)")
+        code = 1
+    return code
 
 
 def check(cond, message):

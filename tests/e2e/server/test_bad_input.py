@@ -13,8 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlparse
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "common"))
-from e2e_main import check, parse_args, run_tests  # noqa: E402
-from server_fixture import start_server, stop_server  # noqa: E402
+from e2e_main import check, parse_args, run_tests_on_server  # noqa: E402
 
 MAX_BODY = 256 * 1024
 GOOD = {"prompt": "The capital of France is", "max_tokens": 4, "temperature": 0}
@@ -219,20 +218,18 @@ def test_malformed_requests_get_4xx_while_good_client_is_served(addr):
     print(f"well-formed client: {counts['ok']} correct answers meanwhile", flush=True)
 
 
-def main():
-    args = parse_args()
-    proc, base = start_server(args.binary, args.source_dir,
-                              ["-t", "2", "--max-num-seqs", "8", "--kv-cache-memory", "32M", "--max-body-size",
-                               str(MAX_BODY), "--header-timeout", "2"], timeout=120)
+def host_port(base):
     u = urlparse(base)
-    try:
-        code = run_tests([test_malformed_requests_get_4xx_while_good_client_is_served], (u.hostname, u.port))
-    finally:
-        rc = stop_server(proc)
-    if rc != 0:
-        print(f"server exited with {rc} (a sanitizer report or a crash)")
-        code = 1
-    return code
+    return u.hostname, u.port
+
+
+def main():
+    return run_tests_on_server(
+        parse_args(),
+        ["-t", "2", "--max-num-seqs", "8", "--kv-cache-memory", "32M", "--max-body-size", str(MAX_BODY),
+         "--header-timeout", "2"],
+        [test_malformed_requests_get_4xx_while_good_client_is_served],
+        lambda base: (host_port(base),), start_timeout=120)
 
 
 if __name__ == "__main__":

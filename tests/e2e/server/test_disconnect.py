@@ -12,8 +12,7 @@ import urllib.request
 from urllib.parse import urlparse
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "common"))
-from e2e_main import check, metric_value, parse_args, run_tests  # noqa: E402
-from server_fixture import start_server, stop_server  # noqa: E402
+from e2e_main import check, metric_value, parse_args, run_tests_on_server  # noqa: E402
 
 CLIENTS = 100
 
@@ -75,14 +74,8 @@ def test_vanishing_stream_clients_free_the_pool(base):
 
 
 def main():
-    args = parse_args()
-    proc, base = start_server(args.binary, args.source_dir,
-                              ["-t", "2", "--max-num-seqs", "32", "--kv-cache-memory", "64M"])
-    try:
-        code = run_tests([test_vanishing_stream_clients_free_the_pool], base)
-    finally:
-        rc = stop_server(proc)
-    return code or (rc != 0)
+    return run_tests_on_server(parse_args(), ["-t", "2", "--max-num-seqs", "32", "--kv-cache-memory", "64M"],
+                               [test_vanishing_stream_clients_free_the_pool])
 
 
 if __name__ == "__main__":

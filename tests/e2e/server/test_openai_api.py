@@ -9,8 +9,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "common"))
 import openai  # noqa: E402
-from e2e_main import check, expect_raises, metric_value, parse_args, run_tests  # noqa: E402
-from server_fixture import start_server, stop_server  # noqa: E402
+from e2e_main import check, expect_raises, metric_value, parse_args, run_tests_on_server  # noqa: E402
 
 KEY = "sk-e2e-test"
 MODEL = "tiny"
@@ -183,21 +182,12 @@ def test_health_and_metrics_open(client, base):
 
 
 def main():
-    args = parse_args()
-    proc, base = start_server(args.binary, args.source_dir,
-                              ["--api-key", KEY, "--served-model-name", MODEL, "--kv-cache-memory", "64M",
-                               "--max-num-seqs", "16", "-t", "2"])
-    try:
-        client = openai.OpenAI(base_url=base + "/v1", api_key=KEY, max_retries=0, timeout=60)
-        code = run_tests([test_models, test_completion, test_chat, test_stream_matches_non_stream, test_n_samples,
-                          test_logprobs, test_echo, test_seed, test_stop, test_errors, test_raw_sse_with_curl,
-                          test_health_and_metrics_open], client, base)
-    finally:
-        rc = stop_server(proc)
-    if rc != 0:
-        print(f"server exited with {rc} after SIGTERM")
-        code = 1
-    return code
+    return run_tests_on_server(
+        parse_args(),
+        ["--api-key", KEY, "--served-model-name", MODEL, "--kv-cache-memory", "64M", "--max-num-seqs", "16", "-t", "2"],
+        [test_models, test_completion, test_chat, test_stream_matches_non_stream, test_n_samples, test_logprobs,
+         test_echo, test_seed, test_stop, test_errors, test_raw_sse_with_curl, test_health_and_metrics_open],
+        lambda base: (openai.OpenAI(base_url=base + "/v1", api_key=KEY, max_retries=0, timeout=60), base))
 
 
 if __name__ == "__main__":

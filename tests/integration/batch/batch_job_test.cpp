@@ -3,7 +3,6 @@
 // a rerun that finds everything done.
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -71,14 +70,13 @@ void check_usage(const json& body) {
 }
 
 TEST(BatchJob, SmallBatchOnTheDefaultModel) {
-  ASSERT_TRUE(std::filesystem::exists(kDefaultModel))
-      << "missing " << kDefaultModel << " (run scripts/setup.sh to download the default model)";
+  ASSERT_TRUE(default_model_present());
   ScratchDir dir("batch_job");
   const auto lines = small_batch();
   ASSERT_EQ(lines.size(), 20u);
   write_lines(dir.file("in.jsonl"), lines);
 
-  auto bundle = ModelBundle::open(kDefaultModel);
+  auto bundle = ModelBundle::open(kDefaultModelPath);
   EngineConfig cfg;
   cfg.threads = 2;
   cfg.max_num_seqs = 16;

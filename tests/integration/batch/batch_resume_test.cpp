@@ -47,7 +47,7 @@ std::vector<std::string> resume_batch() {
 }
 
 std::vector<std::string> run_args(const std::string& in, const std::string& out) {
-  return {DB_BINARY, "run", "-m", kDefaultModel, "-i", in, "-o", out, "-t", "2", "--max-num-seqs", "32",
+  return {DB_BINARY, "run", "-m", kDefaultModelPath, "-i", in, "-o", out, "-t", "2", "--max-num-seqs", "32",
           "--kv-cache-memory", "128M"};
 }
 
@@ -64,8 +64,7 @@ std::map<std::string, std::vector<std::string>> texts_by_id(const std::string& p
 }
 
 TEST(BatchResume, KillNineAndResumeGivesEachRecordOnce) {
-  ASSERT_TRUE(std::filesystem::exists(kDefaultModel))
-      << "missing " << kDefaultModel << " (run scripts/setup.sh to download the default model)";
+  ASSERT_TRUE(default_model_present());
   ASSERT_TRUE(std::filesystem::exists(DB_BINARY)) << "missing " << DB_BINARY;
   ScratchDir dir("batch_resume");
   const std::string in = dir.file("in.jsonl"), ref = dir.file("ref.jsonl"), out = dir.file("out.jsonl");

@@ -7,24 +7,10 @@
 
 #include <chrono>
 #include <fstream>
-#include <random>
 #include <stdexcept>
 #include <thread>
 
 namespace db::test {
-
-ScratchDir::ScratchDir(const std::string& name) {
-  std::random_device rd;
-  path_ = std::filesystem::temp_directory_path() /
-          ("deepbatch_" + name + "_" + std::to_string(::getpid()) + "_" + std::to_string(rd()));
-  std::filesystem::remove_all(path_);
-  std::filesystem::create_directories(path_);
-}
-
-ScratchDir::~ScratchDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
-}
 
 namespace {
 

@@ -10,21 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "default_model.h"
+#include "scratch_dir.h"
+
 namespace db::test {
-
-inline const char* kDefaultModel = DB_SOURCE_DIR "/models/SmolLM2-135M-Instruct.Q4_1.gguf";
-
-// A fresh directory under the system temp dir, removed on destruction.
-class ScratchDir {
- public:
-  explicit ScratchDir(const std::string& name);
-  ~ScratchDir();
-  const std::filesystem::path& path() const { return path_; }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
 
 std::string completion_line(const std::string& custom_id, const nlohmann::json& body);
 std::string chat_line(const std::string& custom_id, const nlohmann::json& body);

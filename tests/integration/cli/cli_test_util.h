@@ -3,32 +3,10 @@
 #pragma once
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <string>
 #include <vector>
 
-#include "runner/model_bundle.h"
-
 namespace db::test {
-
-inline const char* kDefaultModelPath = DB_SOURCE_DIR "/models/SmolLM2-135M-Instruct.Q4_1.gguf";
-
-// A test suite sharing one load of the default model; each test fails with a clear
-// message when the model file is missing. Tests reach it through bundle_.
-class DefaultModelSuite : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    if (std::filesystem::exists(kDefaultModelPath)) bundle_ = ModelBundle::open(kDefaultModelPath).release();
-  }
-  static void TearDownTestSuite() {
-    delete bundle_;
-    bundle_ = nullptr;
-  }
-  void SetUp() override {
-    ASSERT_NE(bundle_, nullptr) << kDefaultModelPath << " is missing: run scripts/setup.sh (it downloads the default model)";
-  }
-  static inline ModelBundle* bundle_ = nullptr;
-};
 
 struct CliResult {
   int exit_code = -1;  // the process's exit status (-1: it did not exit normally)

@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "cli_test_util.h"
+#include "default_model.h"
 #include "engine/engine.h"
 #include "runner/model_bundle.h"
 
@@ -22,19 +23,19 @@ std::vector<std::string> with_common(std::vector<std::string> head, const std::v
   return head;
 }
 
-class CliEngine : public DefaultModelSuite {
+class CliEngine : public DefaultModelSuite<ModelBundle> {
  protected:
   // Greedy texts of the prompts, submitted together to an engine configured as the CLI runs it.
   static std::vector<std::string> engine_texts(const std::vector<std::string>& prompts, int32_t max_tokens) {
     EngineConfig cfg;
     cfg.threads = 2;
     cfg.kv_cache_memory = int64_t{64} << 20;
-    Engine engine(*bundle_, cfg);
+    Engine engine(*model_, cfg);
     std::mutex mu;
     std::vector<std::string> texts(prompts.size());
     for (size_t i = 0; i < prompts.size(); ++i) {
       EngineRequest r;
-      r.prompt = bundle_->encode_prompt(prompts[i]);
+      r.prompt = model_->encode_prompt(prompts[i]);
       r.sampling.temperature = 0;
       r.max_tokens = max_tokens;
       r.ignore_eos = true;
@@ -87,7 +88,7 @@ TEST_F(CliEngine, ChatSecondTurnReusesTheFirstFromThePrefixCache) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto turns = turn_stats(r.err);
   ASSERT_EQ(turns.size(), 2u) << r.err;
-  const int first_prompt = static_cast<int>(bundle_->encode_chat({{"user", first}}).size());
+  const int first_prompt = static_cast<int>(model_->encode_chat({{"user", first}}).size());
   EXPECT_EQ(turns[0].prompt, first_prompt);
   EXPECT_EQ(turns[0].cached, 0);
   EXPECT_GT(turns[1].prompt, turns[0].prompt);

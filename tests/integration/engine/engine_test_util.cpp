@@ -8,10 +8,10 @@ namespace db::test {
 ModelBundle* default_bundle() {
   static std::unique_ptr<ModelBundle> bundle = [] {
     std::unique_ptr<ModelBundle> b;
-    if (std::filesystem::exists(kDefaultModel)) b = ModelBundle::open(kDefaultModel);
+    if (std::filesystem::exists(kDefaultModelPath)) b = ModelBundle::open(kDefaultModelPath);
     return b;
   }();
-  EXPECT_NE(bundle, nullptr) << kDefaultModel << " is missing; run scripts/setup.sh to download the default model";
+  EXPECT_NE(bundle, nullptr) << kDefaultModelPath << " is missing; run scripts/setup.sh to download the default model";
   return bundle.get();
 }
 

@@ -8,12 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "default_model.h"
 #include "engine/engine.h"
 #include "runner/model_bundle.h"
 
 namespace db::test {
-
-inline const char* kDefaultModel = DB_SOURCE_DIR "/models/SmolLM2-135M-Instruct.Q4_1.gguf";
 
 // The default model, opened once; nullptr (and a test failure) when it is missing.
 ModelBundle* default_bundle();

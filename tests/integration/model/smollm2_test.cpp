@@ -4,16 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "default_model.h"
 #include "model_test_util.h"
 
 namespace db::test {
 namespace {
-
-const char* kModelPath = DB_SOURCE_DIR "/models/SmolLM2-135M-Instruct.Q4_1.gguf";
 
 struct SmolReference {
   std::vector<int32_t> prompt, greedy;
@@ -32,22 +30,12 @@ SmolReference load_reference() {
   return r;
 }
 
-class SmolLM2Test : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    if (!std::filesystem::exists(kModelPath)) return;
-    model_ = load_model(kModelPath).release();
-  }
-  static void TearDownTestSuite() {
-    delete model_;
-    model_ = nullptr;
-  }
-  void SetUp() override {
-    ASSERT_NE(model_, nullptr) << kModelPath << " is missing; run scripts/setup.sh to download the default model";
-  }
-  static Model* model_;
+// Opens the default model for DefaultModelSuite.
+struct ModelOpener {
+  static std::unique_ptr<Model> open(const std::string& path) { return load_model(path); }
 };
-Model* SmolLM2Test::model_ = nullptr;
+
+class SmolLM2Test : public DefaultModelSuite<Model, ModelOpener> {};
 
 TEST_F(SmolLM2Test, ConfigFromGGUF) {
   const ModelConfig& c = model_->config();

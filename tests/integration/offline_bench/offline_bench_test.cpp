@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_test_util.h"
+#include "default_model.h"
 #include "offline_bench/bench_runner.h"
 #include "runner/model_bundle.h"
 
@@ -16,7 +17,7 @@ namespace {
 
 using test::kDefaultModelPath;
 
-class OfflineBench : public test::DefaultModelSuite {
+class OfflineBench : public test::DefaultModelSuite<ModelBundle> {
  protected:
   // Runs `deepbatch bench` with `args` and returns its JSON report.
   static nlohmann::json run_bench_cli(std::vector<std::string> args) {
@@ -34,7 +35,7 @@ class OfflineBench : public test::DefaultModelSuite {
   }
 
   static std::vector<BenchRequest> workload(const WorkloadSpec& spec) {
-    return make_workload(spec, prompt_token_pool(bundle_->tokenizer()));
+    return make_workload(spec, prompt_token_pool(model_->tokenizer()));
   }
 };
 
@@ -125,7 +126,7 @@ RunConfig small_run(Phase phase, int max_num_seqs) {
 
 TEST_F(OfflineBench, PrefillPhaseSamplesOneTokenPerRequest) {
   const auto reqs = workload(tiny_spec());
-  const RunReport r = make_run_report(run_workload(*bundle_, small_run(Phase::Prefill, 8), reqs));
+  const RunReport r = make_run_report(run_workload(*model_, small_run(Phase::Prefill, 8), reqs));
   EXPECT_EQ(r.requests, 8);
   EXPECT_EQ(r.generated_tokens, 8);
   EXPECT_EQ(r.tpot.count, 0);
@@ -139,7 +140,7 @@ TEST_F(OfflineBench, DecodePhaseRunsWavesAndTimesTheirDecode) {
   warm.num_requests = 2;
   warm.seed = 99;
   cfg.warmup = workload(warm);
-  const RunMeasurements m = run_workload(*bundle_, cfg, reqs);
+  const RunMeasurements m = run_workload(*model_, cfg, reqs);
   const RunReport r = make_run_report(m);
   EXPECT_EQ(r.generated_tokens, 64);  // the warm-up's tokens are not counted
   EXPECT_EQ(r.requests, 8);

@@ -9,21 +9,19 @@
 // agreement figures are printed.
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
 
 #include <nlohmann/json.hpp>
 
+#include "default_model.h"
 #include "io/gguf.h"
 #include "engine/engine.h"
 #include "runner/model_bundle.h"
 
 namespace db {
 namespace {
-
-const char* kModel = DB_SOURCE_DIR "/models/SmolLM2-135M-Instruct.Q4_1.gguf";
 
 // Largest llama.cpp top-1/top-2 logit margin at which a divergence is accepted as a near-tie.
 // Hugging Face transformers in float32 on the same dequantized weights parts from
@@ -55,9 +53,8 @@ size_t common_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>& 
 class LlamaCppReference : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(std::filesystem::exists(kModel))
-        << kModel << " is missing: run scripts/setup.sh (it downloads the default model)";
-    bundle_ = ModelBundle::open(kModel);
+    ASSERT_TRUE(test::default_model_present());
+    bundle_ = ModelBundle::open(test::kDefaultModelPath);
     cases_ = load_cases();
     ASSERT_FALSE(cases_.empty());
   }

@@ -2,32 +2,19 @@
 // chat template: token budgets against the context, errors naming the param.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-
 #include "api/api_error.h"
 #include "api/openai_request.h"
+#include "default_model.h"
 #include "runner/model_bundle.h"
 #include "tokenizer/tokenizer.h"
 
 namespace db::api {
 namespace {
 
-const char* kModel = DB_SOURCE_DIR "/models/SmolLM2-135M-Instruct.Q4_1.gguf";
-
-class PrepareTest : public ::testing::Test {
+class PrepareTest : public test::DefaultModelSuite<ModelBundle> {
  protected:
-  static void SetUpTestSuite() {
-    if (std::filesystem::exists(kModel)) bundle_ = ModelBundle::open(kModel).release();
-  }
-  static void TearDownTestSuite() {
-    delete bundle_;
-    bundle_ = nullptr;
-  }
-  void SetUp() override {
-    ASSERT_NE(bundle_, nullptr) << "missing " << kModel << " (run scripts/setup.sh to download the default model)";
-  }
   static PreparedRequest prep(Endpoint e, const std::string& body, int64_t ctx = 2048) {
-    return prepare_request(parse_request(e, Json::parse(body)), *bundle_, ctx);
+    return prepare_request(parse_request(e, Json::parse(body)), *model_, ctx);
   }
   static std::string error_code(Endpoint e, const std::string& body, int64_t ctx, std::string* param = nullptr) {
     try {
@@ -38,9 +25,7 @@ class PrepareTest : public ::testing::Test {
     }
     return "<no error>";
   }
-  static ModelBundle* bundle_;
 };
-ModelBundle* PrepareTest::bundle_ = nullptr;
 
 TEST_F(PrepareTest, CompletionDefaultsAndSampling) {
   const auto p = prep(Endpoint::Completions,
@@ -48,7 +33,7 @@ TEST_F(PrepareTest, CompletionDefaultsAndSampling) {
                           "priority": 2, "ignore_eos": true, "stop_token_ids": [2]})");
   ASSERT_EQ(p.parts.size(), 1u);
   const EngineRequest& e = p.parts[0];
-  EXPECT_EQ(e.prompt, bundle_->encode_prompt("The capital of France is"));
+  EXPECT_EQ(e.prompt, model_->encode_prompt("The capital of France is"));
   EXPECT_EQ(e.max_tokens, 16);
   EXPECT_TRUE(e.sampling.is_greedy());
   EXPECT_EQ(e.stop, (std::vector<std::string>{"."}));
@@ -62,8 +47,8 @@ TEST_F(PrepareTest, CompletionDefaultsAndSampling) {
 TEST_F(PrepareTest, SeveralPromptsBecomeSeveralParts) {
   const auto p = prep(Endpoint::Completions, R"({"prompt": ["a b c", "d e"], "max_tokens": 5, "echo": true})");
   ASSERT_EQ(p.parts.size(), 2u);
-  EXPECT_EQ(p.parts[0].prompt, bundle_->encode_prompt("a b c"));
-  EXPECT_EQ(p.parts[1].prompt, bundle_->encode_prompt("d e"));
+  EXPECT_EQ(p.parts[0].prompt, model_->encode_prompt("a b c"));
+  EXPECT_EQ(p.parts[1].prompt, model_->encode_prompt("d e"));
   EXPECT_EQ(p.parts[1].max_tokens, 5);
   EXPECT_EQ(p.echo_texts[0], "a b c");
   EXPECT_EQ(p.echo_texts[1], "d e");
@@ -71,7 +56,7 @@ TEST_F(PrepareTest, SeveralPromptsBecomeSeveralParts) {
   ASSERT_EQ(ids.parts.size(), 2u);
   EXPECT_EQ(ids.parts[0].prompt, (std::vector<int32_t>{1, 2, 3}));
   EXPECT_EQ(ids.parts[1].prompt, (std::vector<int32_t>{4}));
-  EXPECT_EQ(ids.echo_texts[0], bundle_->tokenizer().decode({1, 2, 3}, true));
+  EXPECT_EQ(ids.echo_texts[0], model_->tokenizer().decode({1, 2, 3}, true));
 }
 
 TEST_F(PrepareTest, ChatUsesTheTemplateAndTheRestOfTheContext) {
@@ -80,7 +65,7 @@ TEST_F(PrepareTest, ChatUsesTheTemplateAndTheRestOfTheContext) {
                                        {"role": "user", "content": [{"type": "text", "text": "Hi"}]}]})",
                       1000);
   ASSERT_EQ(p.parts.size(), 1u);
-  const auto expected = bundle_->encode_chat({{"system", "Be brief."}, {"user", "Hi"}});
+  const auto expected = model_->encode_chat({{"system", "Be brief."}, {"user", "Hi"}});
   EXPECT_EQ(p.parts[0].prompt, expected);
   EXPECT_EQ(p.parts[0].max_tokens, 1000 - static_cast<int32_t>(expected.size()));
   const auto capped = prep(Endpoint::ChatCompletions,

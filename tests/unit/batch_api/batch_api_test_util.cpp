@@ -1,25 +1,17 @@
 #include "batch_api_test_util.h"
 
-#include <unistd.h>
-
 #include <cctype>
 #include <chrono>
 #include <fstream>
-#include <random>
 
 namespace db::test {
 
-TempDir::TempDir(const std::string& name) {
-  std::random_device rd;
-  path_ = std::filesystem::temp_directory_path() /
-          ("deepbatch_" + name + "_" + std::to_string(::getpid()) + "_" + std::to_string(rd()));
-  std::filesystem::remove_all(path_);
-  std::filesystem::create_directories(path_);
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
+std::unique_ptr<Engine> make_engine(ModelBundle& bundle, int max_num_seqs) {
+  EngineConfig cfg;
+  cfg.threads = 2;
+  cfg.max_num_seqs = max_num_seqs;
+  cfg.kv_cache_memory = 64ll << 20;
+  return std::make_unique<Engine>(bundle, cfg);
 }
 
 void write_text(const std::string& path, const std::string& text) {

@@ -1,27 +1,22 @@
-// Helpers for the batch API tests: a scratch directory, and a Responder that
-// records the one response it gets.
+// Helpers for the batch API tests: a scratch directory, an engine, and a Responder
+// that records the one response it gets.
 #pragma once
 #include <condition_variable>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 
+#include "engine/engine.h"
 #include "http/responder.h"
+#include "runner/model_bundle.h"
+#include "scratch_dir.h"
 
 namespace db::test {
 
-// A fresh directory under the system temp dir, removed on destruction.
-class TempDir {
- public:
-  explicit TempDir(const std::string& name);
-  ~TempDir();
-  const std::filesystem::path& path() const { return path_; }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
+// An engine on `bundle` as the batch tests run it: 2 threads, 64 MiB of KV cache.
+std::unique_ptr<Engine> make_engine(ModelBundle& bundle, int max_num_seqs);
 
 void write_text(const std::string& path, const std::string& text);
 

@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <filesystem>
 #include <fstream>
 #include <map>
 #include <thread>
@@ -14,33 +13,21 @@
 #include "batch/batch_job.h"
 #include "batch/journal.h"
 #include "batch_api_test_util.h"
+#include "default_model.h"
 #include "engine/engine.h"
 #include "runner/model_bundle.h"
 
 namespace db::batch {
 namespace {
 
-namespace fs = std::filesystem;
 using nlohmann::json;
 
-const char* kModel = DB_SOURCE_DIR "/models/SmolLM2-135M-Instruct.Q4_1.gguf";
-
-class BatchJobControlTest : public ::testing::Test {
+class BatchJobControlTest : public test::DefaultModelSuite<ModelBundle> {
  protected:
-  static void SetUpTestSuite() {
-    if (fs::exists(kModel)) bundle_ = ModelBundle::open(kModel).release();
-  }
-  static void TearDownTestSuite() {
-    delete bundle_;
-    bundle_ = nullptr;
-  }
   void SetUp() override {
-    ASSERT_NE(bundle_, nullptr) << kModel << " is missing: run scripts/setup.sh to download the default model";
-    EngineConfig cfg;
-    cfg.threads = 2;
-    cfg.max_num_seqs = 8;
-    cfg.kv_cache_memory = 64ll << 20;
-    engine_ = std::make_unique<Engine>(*bundle_, cfg);
+    DefaultModelSuite::SetUp();
+    if (HasFatalFailure()) return;
+    engine_ = test::make_engine(*model_, 8);
   }
 
   // `n` greedy completion requests of `max_tokens` each, plus one with a bad body.
@@ -56,7 +43,7 @@ class BatchJobControlTest : public ::testing::Test {
     o.input_path = dir_.file("in.jsonl");
     o.output_path = dir_.file("out.jsonl");
     o.model_name = "m";
-    o.max_context = bundle_->model().config().max_context;
+    o.max_context = model_->model().config().max_context;
     return o;
   }
 
@@ -68,8 +55,7 @@ class BatchJobControlTest : public ::testing::Test {
     return ids;
   }
 
-  static inline ModelBundle* bundle_ = nullptr;
-  test::TempDir dir_{"batch_job_control"};
+  test::ScratchDir dir_{"batch_job_control"};
   std::unique_ptr<Engine> engine_;
 };
 
@@ -78,7 +64,7 @@ TEST_F(BatchJobControlTest, CountersCoverTheWholeFileAndPriorityIsApplied) {
   BatchCounters counters;
   o.counters = &counters;
   o.priority = 2;
-  const BatchSummary s = run_batch_job(*engine_, *bundle_, o);
+  const BatchSummary s = run_batch_job(*engine_, *model_, o);
   EXPECT_FALSE(s.stopped);
   EXPECT_EQ(counters.total.load(), 4u);
   EXPECT_EQ(counters.completed.load(), 3u);
@@ -89,21 +75,21 @@ TEST_F(BatchJobControlTest, CountersCoverTheWholeFileAndPriorityIsApplied) {
   // A rerun finds everything done and still reports the whole file.
   BatchCounters again;
   o.counters = &again;
-  EXPECT_EQ(run_batch_job(*engine_, *bundle_, o).skipped, 4u);
+  EXPECT_EQ(run_batch_job(*engine_, *model_, o).skipped, 4u);
   EXPECT_EQ(again.completed.load(), 3u);
   EXPECT_EQ(again.failed.load(), 1u);
   // An out-of-range priority is the engine's to refuse: every request fails, nothing throws.
   BatchJobOptions bad = options(2, 2);
   bad.output_path = dir_.file("bad_priority.jsonl");
   bad.priority = 7;
-  EXPECT_EQ(run_batch_job(*engine_, *bundle_, bad).ok, 0u);
+  EXPECT_EQ(run_batch_job(*engine_, *model_, bad).ok, 0u);
 }
 
 TEST_F(BatchJobControlTest, StopSetBeforehandRunsNothing) {
   BatchJobOptions o = options(4, 2);
   std::atomic<bool> stop{true};
   o.stop = &stop;
-  const BatchSummary s = run_batch_job(*engine_, *bundle_, o);
+  const BatchSummary s = run_batch_job(*engine_, *model_, o);
   EXPECT_TRUE(s.stopped);
   EXPECT_EQ(s.ok, 0u);
   const std::map<std::string, int> ids = output_ids();
@@ -122,7 +108,7 @@ TEST_F(BatchJobControlTest, StopMidwayThenRerunFinishesEachRequestOnce) {
     while (counters.completed.load() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     stop = true;
   });
-  const BatchSummary first = run_batch_job(*engine_, *bundle_, o);
+  const BatchSummary first = run_batch_job(*engine_, *model_, o);
   stopper.join();
   ASSERT_TRUE(first.stopped);
   const size_t done_first = output_ids().size();
@@ -130,7 +116,7 @@ TEST_F(BatchJobControlTest, StopMidwayThenRerunFinishesEachRequestOnce) {
   for (const auto& [id, n] : output_ids()) EXPECT_EQ(n, 1) << id;
 
   stop = false;
-  const BatchSummary second = run_batch_job(*engine_, *bundle_, o);
+  const BatchSummary second = run_batch_job(*engine_, *model_, o);
   EXPECT_FALSE(second.stopped);
   EXPECT_EQ(second.skipped, done_first);
   const std::map<std::string, int> ids = output_ids();

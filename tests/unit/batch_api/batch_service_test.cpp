@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -15,6 +14,7 @@
 
 #include "batch/batch_job.h"
 #include "batch_api_test_util.h"
+#include "default_model.h"
 #include "engine/engine.h"
 #include "runner/model_bundle.h"
 #include "server/batch_api/atomic_file.h"
@@ -25,10 +25,8 @@
 namespace db::server {
 namespace {
 
-namespace fs = std::filesystem;
 using nlohmann::json;
 
-const char* kModel = DB_SOURCE_DIR "/models/SmolLM2-135M-Instruct.Q4_1.gguf";
 const char* kBoundary = "----deepbatchTestBoundary7MA4YWxk";
 
 struct Reply {
@@ -56,23 +54,12 @@ std::string multipart_upload(const std::string& purpose, const std::string& data
   return body + "--" + kBoundary + "--\r\n";
 }
 
-class BatchServiceTest : public ::testing::Test {
+class BatchServiceTest : public test::DefaultModelSuite<ModelBundle> {
  protected:
-  static void SetUpTestSuite() {
-    if (!fs::exists(kModel)) return;
-    bundle_ = ModelBundle::open(kModel).release();
-  }
-  static void TearDownTestSuite() {
-    delete bundle_;
-    bundle_ = nullptr;
-  }
   void SetUp() override {
-    ASSERT_TRUE(fs::exists(kModel)) << kModel << " is missing: run scripts/setup.sh to download the default model";
-    EngineConfig cfg;
-    cfg.threads = 2;
-    cfg.max_num_seqs = 16;
-    cfg.kv_cache_memory = 64ll << 20;
-    engine_ = std::make_unique<Engine>(*bundle_, cfg);
+    DefaultModelSuite::SetUp();
+    if (HasFatalFailure()) return;
+    engine_ = test::make_engine(*model_, 16);
     start_service();
   }
   void TearDown() override {
@@ -84,10 +71,10 @@ class BatchServiceTest : public ::testing::Test {
     BatchServiceOptions o;
     o.data_dir = dir_.file("data");
     o.model_name = "smollm2";
-    o.max_context = bundle_->model().config().max_context;
+    o.max_context = model_->model().config().max_context;
     return o;
   }
-  void start_service() { service_ = std::make_unique<BatchService>(*engine_, *bundle_, options()); }
+  void start_service() { service_ = std::make_unique<BatchService>(*engine_, *model_, options()); }
 
   Reply call(const std::string& method, const std::string& pattern, const std::string& id = "",
              std::string body = "", std::string query = "", std::string content_type = "application/json") {
@@ -162,8 +149,7 @@ class BatchServiceTest : public ::testing::Test {
     return out;
   }
 
-  static inline ModelBundle* bundle_ = nullptr;
-  test::TempDir dir_{"batch_service"};
+  test::ScratchDir dir_{"batch_service"};
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<BatchService> service_;
 };
@@ -297,7 +283,7 @@ TEST_F(BatchServiceTest, BatchCompletesWithOutputAndErrorFilesMatchingTheOffline
   job.output_path = dir_.file("offline_out.jsonl");
   job.model_name = "smollm2";
   job.max_context = options().max_context;
-  batch::run_batch_job(*engine_, *bundle_, job);
+  batch::run_batch_job(*engine_, *model_, job);
   std::istringstream offline(read_whole_file(job.output_path));
   std::string line;
   size_t compared = 0;
@@ -389,14 +375,14 @@ TEST_F(BatchServiceTest, RestartResumesFromTheJournalWithoutRedoingAnything) {
 
 TEST_F(BatchServiceTest, OneServicePerDataDirectory) {
   try {
-    BatchService second(*engine_, *bundle_, options());
+    BatchService second(*engine_, *model_, options());
     FAIL() << "a second service on the same data directory started";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("another server"), std::string::npos) << e.what();
   }
   BatchServiceOptions no_dir = options();
   no_dir.data_dir = "";
-  EXPECT_THROW(BatchService(*engine_, *bundle_, no_dir), Error);
+  EXPECT_THROW(BatchService(*engine_, *model_, no_dir), Error);
 }
 
 TEST_F(BatchServiceTest, InterruptedStatesSettleOnStartup) {

@@ -19,7 +19,7 @@ namespace db::server {
 namespace {
 
 namespace fs = std::filesystem;
-using test::TempDir;
+using test::ScratchDir;
 
 std::string request_line(const std::string& id, const std::string& url = "/v1/completions") {
   return nlohmann::json{{"custom_id", id}, {"method", "POST"}, {"url", url},
@@ -28,7 +28,7 @@ std::string request_line(const std::string& id, const std::string& url = "/v1/co
 }
 
 TEST(AtomicFile, ReplacesContentAndLeavesNoTemporary) {
-  TempDir dir("atomic");
+  ScratchDir dir("atomic");
   const std::string path = dir.file("state.json");
   write_file_atomic(path, "first");
   write_file_atomic(path, "second, longer");
@@ -39,7 +39,7 @@ TEST(AtomicFile, ReplacesContentAndLeavesNoTemporary) {
 }
 
 TEST(FileStore, CreateGetListRemoveAndReload) {
-  TempDir dir("file_store");
+  ScratchDir dir("file_store");
   std::string first_id, second_id;
   {
     FileStore store(dir.file("files"));
@@ -75,7 +75,7 @@ TEST(FileStore, CreateGetListRemoveAndReload) {
 }
 
 TEST(FileStore, CreateWithAGivenIdReplacesIt) {
-  TempDir dir("file_store_id");
+  ScratchDir dir("file_store_id");
   FileStore store(dir.file("files"));
   store.create("out.jsonl", "batch_output", "one", "file-fixed0001");
   store.create("out.jsonl", "batch_output", "two!", "file-fixed0001");
@@ -151,7 +151,7 @@ TEST(BatchState, JsonShapeAndStoredRoundTrip) {
 }
 
 TEST(BatchStore, CreateSaveReloadAndInputSnapshot) {
-  TempDir dir("batch_store");
+  ScratchDir dir("batch_store");
   const std::string input = dir.file("upload.jsonl");
   test::write_text(input, request_line("a") + "\n");
   std::string id;
@@ -183,7 +183,7 @@ TEST(BatchStore, CreateSaveReloadAndInputSnapshot) {
 }
 
 TEST(BatchStore, UnreadableStateNamesTheFile) {
-  TempDir dir("batch_store_bad");
+  ScratchDir dir("batch_store_bad");
   fs::create_directories(dir.file("batches/batch_bad"));
   test::write_text(dir.file("batches/batch_bad/batch.json"), "{not json");
   try {
@@ -195,7 +195,7 @@ TEST(BatchStore, UnreadableStateNamesTheFile) {
 }
 
 std::string input_check_code(const std::string& text, const std::string& endpoint = "/v1/completions") {
-  TempDir dir("input_check");
+  ScratchDir dir("input_check");
   test::write_text(dir.file("in.jsonl"), text);
   try {
     check_batch_input(dir.file("in.jsonl"), endpoint);
@@ -208,7 +208,7 @@ std::string input_check_code(const std::string& text, const std::string& endpoin
 }
 
 TEST(InputCheck, AcceptsRequestsOfTheEndpointAndCountsThem) {
-  TempDir dir("input_ok");
+  ScratchDir dir("input_ok");
   test::write_text(dir.file("in.jsonl"), request_line("a") + "\r\n\n  \n" + request_line("b") + "\n");
   EXPECT_EQ(check_batch_input(dir.file("in.jsonl"), "/v1/completions"), 2u);
   EXPECT_EQ(input_check_code(request_line("a", "/v1/chat/completions"), "/v1/chat/completions"), "ok");
@@ -230,7 +230,7 @@ TEST(InputCheck, RefusesFilesThatAreNotBatchFiles) {
 }
 
 TEST(JournalSplit, SuccessesAndErrorsApartTornTailLeftOut) {
-  TempDir dir("split");
+  ScratchDir dir("split");
   const std::string ok = R"({"id":"r1","custom_id":"a","response":{"status_code":200},"error":null})";
   const std::string bad = R"({"id":"r2","custom_id":"b","response":null,"error":{"code":"x","message":"m"}})";
   test::write_text(dir.file("j.jsonl"), ok + "\n" + bad + "\n" + ok + "\n{\"id\":\"torn");

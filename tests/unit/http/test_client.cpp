@@ -145,6 +145,13 @@ std::optional<std::string> Client::read_chunk() {
   return data;
 }
 
+bool Client::read_some(std::string* out) {
+  if (buf_.empty() && !fill()) return false;
+  out->append(buf_);
+  buf_.clear();
+  return true;
+}
+
 std::optional<ClientResponse> Client::read_response() {
   auto r = read_head();
   if (!r) return std::nullopt;

@@ -45,14 +45,14 @@ class Client {
   // The head of a response, then one chunk per call of read_chunk().
   std::optional<ClientResponse> read_head();
   std::optional<std::string> read_chunk();  // "" = the last chunk
+  // Appends the bytes that arrive next (those already received but not consumed first) to
+  // *out; false on EOF, error or timeout.
+  bool read_some(std::string* out);
   // Reads and discards until EOF (true) or timeout/reset (false).
   bool wait_closed(double timeout_s);
   // True when the server closed or reset the connection within timeout_s (data is discarded).
   bool wait_closed_or_reset(double timeout_s);
   void close();
-  int fd() const { return fd_; }
-  // Bytes received but not consumed yet (e.g. body bytes read along with a head).
-  std::string take_buffered() { return std::exchange(buf_, {}); }
 
  private:
   bool fill();  // reads more into buf_; false on EOF / error / timeout

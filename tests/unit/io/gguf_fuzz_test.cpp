@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <random>
 
+#include "default_model.h"
 #include "io/gguf.h"
 #include "io/gguf_writer.h"
 #include "io_test_util.h"
@@ -19,7 +20,6 @@
 namespace db {
 namespace {
 
-const std::string kModel = DB_SOURCE_DIR "/models/SmolLM2-135M-Instruct.Q4_1.gguf";
 constexpr int kVerbatimIterations = 16;
 constexpr int kDerivedIterations = 300;
 constexpr size_t kKeptArrayElements = 500;
@@ -57,7 +57,7 @@ struct Counts {
 // `header` is everything before the data section; the intact file is `full_size` bytes.
 Counts fuzz(const std::vector<uint8_t>& header, size_t full_size, int iterations, uint64_t seed) {
   const size_t infos_start = test::find_bytes(header, "token_embd.weight") - 8;  // first tensor info
-  test::TempDir dir;
+  test::ScratchDir dir{"io"};
   const std::string path = dir.file("fuzz.gguf");
   write_sparse(path, header, full_size);
   EXPECT_EQ(open_checked(path, "intact"), Outcome::kOpened);
@@ -112,15 +112,15 @@ std::vector<uint8_t> derived_header(const GGUFFile& real, uint64_t& data_size) {
 class GGUFFuzz : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(std::filesystem::exists(kModel)) << kModel << " is missing: run scripts/fetch_default_model.sh";
-    real_ = GGUFFile::open(kModel);
+    ASSERT_TRUE(test::default_model_present());
+    real_ = GGUFFile::open(test::kDefaultModelPath);
   }
   std::unique_ptr<GGUFFile> real_;
 };
 
 TEST_F(GGUFFuzz, VerbatimRealHeader) {
-  const size_t full_size = std::filesystem::file_size(kModel);
-  const std::vector<uint8_t> header = test::read_prefix(kModel, real_->data_offset());
+  const size_t full_size = std::filesystem::file_size(test::kDefaultModelPath);
+  const std::vector<uint8_t> header = test::read_prefix(test::kDefaultModelPath, real_->data_offset());
   ASSERT_EQ(header.size(), real_->data_offset());
   Counts c = fuzz(header, full_size, kVerbatimIterations, 7);
   EXPECT_GE(c.rejected, kVerbatimIterations / 2);  // every truncation is rejected

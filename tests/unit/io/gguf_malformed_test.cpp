@@ -53,7 +53,7 @@ class Malformed : public ::testing::Test {
   }
 
   uint64_t alignment_ = 64;
-  test::TempDir dir_;
+  test::ScratchDir dir_{"io"};
   std::vector<uint8_t> bytes_;
   std::string path_;
 };
@@ -234,7 +234,7 @@ TEST(GGUFMalformed, TooManyArrayElements) {
   auto bytes = w.to_bytes();
   const uint64_t count = (uint64_t{1} << 23) + 1;
   patch<uint64_t>(bytes, test::find_bytes(bytes, "bytes") + 5 + 4 + 4, count);
-  test::TempDir dir;
+  test::ScratchDir dir{"io"};
   const std::string path = dir.file("many.gguf");
   test::write_bytes(path, bytes);
   std::filesystem::resize_file(path, bytes.size() + count);
@@ -246,7 +246,7 @@ TEST(GGUFMalformed, TooDeeplyNestedArray) {
   for (int d = 0; d < 20; ++d) v = GGUFValue{GGUFType::ARRAY, std::vector<GGUFValue>{v}, GGUFType::ARRAY};
   GGUFWriter w;
   w.add_value("deep", v);
-  test::TempDir dir;
+  test::ScratchDir dir{"io"};
   w.write(dir.file("deep.gguf"));
   expect_error([&] { GGUFFile::open(dir.file("deep.gguf")); }, {dir.file("deep.gguf"), "'deep'", "nesting"});
 }

@@ -14,7 +14,7 @@ namespace db {
 namespace {
 
 using test::expect_error;
-using test::TempDir;
+using test::ScratchDir;
 
 GGUFValue u(GGUFType t, uint64_t x) { return GGUFValue{t, x, GGUFType::UINT8}; }
 GGUFValue i(GGUFType t, int64_t x) { return GGUFValue{t, x, GGUFType::UINT8}; }
@@ -121,7 +121,7 @@ class RoundTrip : public ::testing::TestWithParam<uint64_t> {};
 
 TEST_P(RoundTrip, MetadataAndTensorsSurvive) {
   const uint64_t alignment = GetParam();
-  TempDir dir;
+  ScratchDir dir{"io"};
   GGUFWriter w(alignment);
   std::map<std::string, GGUFValue> expected;
   add_all_metadata(w, expected);
@@ -166,7 +166,7 @@ TEST_P(RoundTrip, MetadataAndTensorsSurvive) {
 INSTANTIATE_TEST_SUITE_P(Alignments, RoundTrip, ::testing::Values(32, 1, 8, 64, 4096));
 
 TEST(GGUFRoundTrip, Version2ReadsTheSame) {
-  TempDir dir;
+  ScratchDir dir{"io"};
   GGUFWriter w;
   w.add_string("general.architecture", "llama");
   float x[4] = {1, 2, 3, 4};
@@ -181,7 +181,7 @@ TEST(GGUFRoundTrip, Version2ReadsTheSame) {
 }
 
 TEST(GGUFRoundTrip, ZeroTensors) {
-  TempDir dir;
+  ScratchDir dir{"io"};
   GGUFWriter w(64);
   w.add_zero_tensor("zeros.big", DType::Q8_0, {300, 1024});  // larger than the writer's zero buffer
   uint8_t ones[8] = {1, 1, 1, 1, 1, 1, 1, 1};
@@ -202,7 +202,7 @@ TEST(GGUFRoundTrip, ZeroTensors) {
 }
 
 TEST(GGUFRoundTrip, NoTensorsNoMetadata) {
-  TempDir dir;
+  ScratchDir dir{"io"};
   GGUFWriter().write(dir.file("empty.gguf"));
   auto f = GGUFFile::open(dir.file("empty.gguf"));
   EXPECT_TRUE(f->metadata().empty());
@@ -210,7 +210,7 @@ TEST(GGUFRoundTrip, NoTensorsNoMetadata) {
 }
 
 TEST(GGUFGetters, ConversionsAndErrors) {
-  TempDir dir;
+  ScratchDir dir{"io"};
   GGUFWriter w;
   w.add_uint8("u8", 200);
   w.add_int8("i8.neg", -5);

@@ -56,7 +56,7 @@ class HFCheckpointTest : public ::testing::Test {
                  {"head", "model-00002-of-00002.safetensors"}});
   }
   std::string dir() const { return dir_.path().string(); }
-  test::TempDir dir_;
+  test::ScratchDir dir_{"io"};
 };
 
 TEST_F(HFCheckpointTest, SingleFileWithTokenizer) {

@@ -1,7 +1,5 @@
 #include "io_test_util.h"
 
-#include <stdlib.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -9,18 +7,6 @@
 #include <iterator>
 
 namespace db::test {
-
-TempDir::TempDir() {
-  std::string tmpl = (std::filesystem::temp_directory_path() / "deepbatch-io-test-XXXXXX").string();
-  char* p = ::mkdtemp(tmpl.data());
-  if (!p) throw std::runtime_error("cannot create a temporary directory from " + tmpl);
-  path_ = p;
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
-}
 
 std::vector<uint8_t> read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -10,23 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "scratch_dir.h"
 #include "util/error.h"
 
 namespace db::test {
-
-// A fresh directory under the system temp dir, removed with everything in it on destruction.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
 
 std::vector<uint8_t> read_bytes(const std::string& path);
 // Reads at most `max_bytes` from the start of the file.

@@ -8,10 +8,10 @@ namespace db {
 namespace {
 
 using test::expect_error;
-using test::TempDir;
+using test::ScratchDir;
 
 TEST(MappedFile, MapsTheWholeFile) {
-  TempDir dir;
+  ScratchDir dir{"io"};
   std::vector<uint8_t> bytes(10000);
   for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i * 7 + 3);
   test::write_bytes(dir.file("a.bin"), bytes);
@@ -24,7 +24,7 @@ TEST(MappedFile, MapsTheWholeFile) {
 }
 
 TEST(MappedFile, EmptyFileMapsToNoBytes) {
-  TempDir dir;
+  ScratchDir dir{"io"};
   test::write_bytes(dir.file("empty"), {});
   auto m = MappedFile::open(dir.file("empty"));
   EXPECT_EQ(m->size(), 0u);
@@ -32,13 +32,13 @@ TEST(MappedFile, EmptyFileMapsToNoBytes) {
 }
 
 TEST(MappedFile, MissingFileNamesPathAndReason) {
-  TempDir dir;
+  ScratchDir dir{"io"};
   std::string path = dir.file("nope.gguf");
   expect_error([&] { MappedFile::open(path); }, {path, "cannot open", "No such file"});
 }
 
 TEST(MappedFile, DirectoryIsRejected) {
-  TempDir dir;
+  ScratchDir dir{"io"};
   expect_error([&] { MappedFile::open(dir.path().string()); }, {dir.path().string(), "directory"});
 }
 

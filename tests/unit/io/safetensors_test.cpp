@@ -48,7 +48,7 @@ class Safetensors : public ::testing::Test {
     all.push_back(path_);
     expect_error([&] { SafetensorsFile::open(path_); }, all);
   }
-  test::TempDir dir_;
+  test::ScratchDir dir_{"io"};
   std::string path_ = dir_.file("model.safetensors");
 };
 

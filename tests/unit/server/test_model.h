@@ -6,17 +6,17 @@
 #include <memory>
 #include <string>
 
+#include "default_model.h"
 #include "runner/model_bundle.h"
 
 namespace db::server::testing {
 
-inline const std::string kModelPath = DB_SOURCE_DIR "/models/SmolLM2-135M-Instruct.Q4_1.gguf";
-
 inline ModelBundle& test_bundle() {
   static std::unique_ptr<ModelBundle> bundle = [] {
-    if (!std::filesystem::exists(kModelPath))
-      throw std::runtime_error(kModelPath + " is missing: run scripts/setup.sh to download the default model");
-    return ModelBundle::open(kModelPath);
+    const std::string path = test::kDefaultModelPath;
+    if (!std::filesystem::exists(path))
+      throw std::runtime_error(path + " is missing: run scripts/setup.sh to download the default model");
+    return ModelBundle::open(path);
   }();
   return *bundle;
 }

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "default_model.h"
 #include "io/gguf.h"
 #include "io/gguf_writer.h"
 #include "tokenizer/tokenizer_json_file.h"
@@ -41,7 +42,7 @@ std::vector<std::vector<int32_t>> fixture_ids(const json& fixture, const char* k
 }
 
 std::string smollm2_gguf_path() {
-  const std::string path = DB_SOURCE_DIR "/models/SmolLM2-135M-Instruct.Q4_1.gguf";
+  const std::string path = kDefaultModelPath;
   if (!fs::exists(path)) {
     ADD_FAILURE() << "missing " << path << ": run scripts/fetch_default_model.sh";
     return "";
