@@ -69,7 +69,7 @@ void print_stats(const std::vector<Generated>& results, const EngineStats& engin
 }
 
 int run_generate(const GenerateOptions& o) {
-  auto bundle = ModelBundle::open(o.model.model);
+  auto bundle = ModelBundle::open(o.model.model, o.model.threads);
   const SamplingParams params = to_sampling_params(o.sampling);
   std::vector<EngineRequest> reqs;
   for (const std::string& p : o.prompts) {

@@ -34,7 +34,7 @@ std::string default_model_name(const std::string& model_path) {
 int run_serve(ServeOptions o) {
   server::block_shutdown_signals();  // before any thread starts
   const EngineConfig cfg = make_engine_config(o.model, o.engine);
-  auto bundle = ModelBundle::open(o.model.model);
+  auto bundle = ModelBundle::open(o.model.model, o.model.threads);
   if (o.serve.model_name.empty()) o.serve.model_name = default_model_name(o.model.model);
   o.serve.max_context = bundle->model().config().max_context;
   Engine engine(*bundle, cfg);

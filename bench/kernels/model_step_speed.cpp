@@ -134,8 +134,8 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
-  auto model = db::load_model(o.model);
   db::ThreadPool pool(o.threads);
+  auto model = db::load_model(o.model, &pool);
   std::vector<double> pre, dec, pre_cpu, dec_cpu;
   for (int r = 0; r < o.rounds; ++r) {
     const Result res = run_once(*model, pool, o);

@@ -2,8 +2,9 @@
 // running ISA level read fastest (TensorLayout::Panels16 for Q4_0, Q4_1 and
 // Q8_0 at the AVX-512 VNNI level; see kernels/cpu/panels.h). Repacking costs a
 // copy of those matrices in memory (the mapped file's pages are then no longer
-// touched) and one pass over them at load; results are unchanged in meaning:
-// matmul() over a packed view computes the same products.
+// touched, and a loader may hand them back: io/mapped_range.h) and one pass over
+// them at load; results are unchanged in meaning: matmul() over a packed view
+// computes the same products.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -29,6 +30,8 @@ class PackedWeightStore {
 
   // A view of w (a Rows-layout matrix) for matmul at `level`: a repacked copy
   // held by this store when prefers_packed(w.dtype, level), else w itself.
+  // With a pool the row groups are repacked on its threads; the packed bytes
+  // are the same as without one. w is read only during the call.
   TensorView prepare(const TensorView& w, IsaLevel level, ThreadPool* pool = nullptr);
   // The same at the process-wide level (cpu_features().level).
   TensorView prepare(const TensorView& w, ThreadPool* pool = nullptr);

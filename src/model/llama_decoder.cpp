@@ -41,17 +41,17 @@ void add_bias(float* row, const std::vector<float>& bias) {
 
 }  // namespace
 
-std::unique_ptr<Model> make_llama_decoder(std::unique_ptr<ModelSource> src) {
+std::unique_ptr<Model> make_llama_decoder(std::unique_ptr<ModelSource> src, ThreadPool* load_pool) {
   ModelConfig config = read_model_config(*src);
-  return std::make_unique<LlamaDecoder>(std::move(src), std::move(config));
+  return std::make_unique<LlamaDecoder>(std::move(src), std::move(config), load_pool);
 }
 
-LlamaDecoder::LlamaDecoder(std::unique_ptr<ModelSource> src, ModelConfig config)
+LlamaDecoder::LlamaDecoder(std::unique_ptr<ModelSource> src, ModelConfig config, ThreadPool* load_pool)
     : src_(std::move(src)), config_(std::move(config)) {
   if (config_.rope_dims / 2 > kMaxRopePairs)
     throw Error(src_->config_path() + ": rotary dimension " + std::to_string(config_.rope_dims) + " exceeds " +
                 std::to_string(2 * kMaxRopePairs));
-  weights_ = load_llama_weights(*src_, config_);
+  weights_ = load_llama_weights(*src_, config_, load_pool);
   inv_freq_ = rope_inv_freq(config_);
   rope_mscale_ = rope_mscale(config_);
 }

@@ -12,11 +12,12 @@
 namespace db {
 
 // Registry factory for "llama" and "qwen2".
-std::unique_ptr<Model> make_llama_decoder(std::unique_ptr<ModelSource> src);
+std::unique_ptr<Model> make_llama_decoder(std::unique_ptr<ModelSource> src, ThreadPool* load_pool);
 
 class LlamaDecoder : public Model {
  public:
-  LlamaDecoder(std::unique_ptr<ModelSource> src, ModelConfig config);
+  // Weights are repacked on `load_pool` when given (see load_llama_weights).
+  LlamaDecoder(std::unique_ptr<ModelSource> src, ModelConfig config, ThreadPool* load_pool = nullptr);
 
   const ModelConfig& config() const override { return config_; }
   size_t kv_block_nbytes(int block_size, DType dtype) const override;

@@ -8,6 +8,7 @@
 #include "kernels/packed_weights.h"
 #include "model/config.h"
 #include "tensor/tensor.h"
+#include "util/thread_pool.h"
 
 namespace db {
 
@@ -38,6 +39,11 @@ struct LlamaWeights {
 
 // Finds every tensor by its GGUF name and checks its shape and dtype; throws
 // db::Error naming the file, the tensor, and the expected and found shape.
-LlamaWeights load_llama_weights(const ModelSource& src, const ModelConfig& c);
+// Matrices are repacked on `pool` when given (else on the calling thread). Once
+// a matrix of a GGUF file has its packed copy, the file pages wholly inside its
+// bytes are released (io/mapped_range.h); they are read back from the file only
+// if the source tensor is read again. The token embedding is never released: its
+// rows are looked up in place.
+LlamaWeights load_llama_weights(const ModelSource& src, const ModelConfig& c, ThreadPool* pool = nullptr);
 
 }  // namespace db

@@ -5,7 +5,7 @@
 
 namespace db {
 
-std::unique_ptr<Model> load_model(const std::string& path) {
+std::unique_ptr<Model> load_model(const std::string& path, ThreadPool* load_pool) {
   auto src = ModelSource::open(path);
   const std::string arch = src->architecture();
   ModelFactory factory = find_model_factory(arch);
@@ -14,7 +14,7 @@ std::unique_ptr<Model> load_model(const std::string& path) {
     for (const auto& a : supported_architectures()) known += (known.empty() ? "" : ", ") + a;
     throw Error(src->config_path() + ": architecture '" + arch + "' is not supported (supported: " + known + ")");
   }
-  return factory(std::move(src));
+  return factory(std::move(src), load_pool);
 }
 
 }  // namespace db

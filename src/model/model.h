@@ -38,8 +38,11 @@ class Model {
 
 // Opens a .gguf file or a Hugging Face checkpoint directory and builds the
 // model its architecture names (see model/registry.h). Weights stay memory-
-// mapped in their stored dtype. Throws db::Error for unknown architectures,
-// missing keys or tensors, and tensors of the wrong shape.
-std::unique_ptr<Model> load_model(const std::string& path);
+// mapped in their stored dtype, except matrices repacked for the running ISA
+// level (kernels/packed_weights.h), which are repacked on `load_pool` when
+// given (else on the calling thread); the pool is used only during the call.
+// Throws db::Error for unknown architectures, missing keys or tensors, and
+// tensors of the wrong shape.
+std::unique_ptr<Model> load_model(const std::string& path, ThreadPool* load_pool = nullptr);
 
 }  // namespace db

@@ -9,8 +9,11 @@ namespace db {
 
 class Model;
 class ModelSource;
+class ThreadPool;
 
-using ModelFactory = std::unique_ptr<Model> (*)(std::unique_ptr<ModelSource> src);
+// Builds the model from an opened source; `load_pool`, when not null, is where the
+// work of loading (repacking weights) runs. It is used only during the call.
+using ModelFactory = std::unique_ptr<Model> (*)(std::unique_ptr<ModelSource> src, ThreadPool* load_pool);
 
 // nullptr when no model class handles `arch`.
 ModelFactory find_model_factory(const std::string& arch);

@@ -1,13 +1,16 @@
 #include "runner/model_bundle.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "chat/chat_template.h"
 #include "io/gguf.h"
 #include "util/error.h"
+#include "util/thread_pool.h"
 
 namespace db {
 
@@ -38,9 +41,13 @@ std::optional<std::string> hf_chat_template(const std::filesystem::path& dir) {
 
 ModelBundle::~ModelBundle() = default;
 
-std::unique_ptr<ModelBundle> ModelBundle::open(const std::string& path) {
+std::unique_ptr<ModelBundle> ModelBundle::open(const std::string& path, int load_threads) {
   std::unique_ptr<ModelBundle> b(new ModelBundle());
-  b->model_ = load_model(path);
+  {
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    ThreadPool load_pool(load_threads != 0 ? load_threads : cores);  // throws db::Error when negative
+    b->model_ = load_model(path, &load_pool);
+  }
   std::optional<std::string> tmpl;
   if (std::filesystem::is_directory(path)) {
     b->tokenizer_ = Tokenizer::from_hf_dir(path);

@@ -24,7 +24,9 @@ struct ChatMessage {
 class ModelBundle {
  public:
   // Throws db::Error naming the file when the model, tokenizer or template cannot be read.
-  static std::unique_ptr<ModelBundle> open(const std::string& path);
+  // The weights are prepared on a pool of `load_threads` threads (0 = one per
+  // online core) that lives only while the model loads.
+  static std::unique_ptr<ModelBundle> open(const std::string& path, int load_threads = 0);
   ~ModelBundle();
 
   Model& model() { return *model_; }
