@@ -17,9 +17,7 @@ GemmKernels scalar_kernels() {
   k.q4_k = scalar::gemm_q4_k;
   k.q5_k = scalar::gemm_q5_k;
   k.q6_k = scalar::gemm_q6_k;
-  k.panel_q4_0 = scalar::panel_q4_0;
-  k.panel_q4_1 = scalar::panel_q4_1;
-  k.panel_q8_0 = scalar::panel_q8_0;
+  scalar::panel_kernels(k.panel);
   k.tile_rows = kScalarTileRows;
   k.tile_tokens = kScalarTileTokens;
   k.quantize_q8x32 = quantize_row_q8x32_scalar;
@@ -39,9 +37,7 @@ GemmKernels avx2_kernels() {
   k.q4_k = avx2::gemm_q4_k;
   k.q5_k = avx2::gemm_q5_k;
   k.q6_k = avx2::gemm_q6_k;
-  k.panel_q4_0 = scalar::panel_q4_0;  // panels are packed only for VNNI; these keep them computable
-  k.panel_q4_1 = scalar::panel_q4_1;
-  k.panel_q8_0 = scalar::panel_q8_0;
+  scalar::panel_kernels(k.panel);  // panels are packed only for VNNI; these keep them computable
   k.tile_rows = kAvx2TileRows;
   k.tile_tokens = kAvx2TileTokens;
   k.quantize_q8x32 = avx2::quantize_row_q8x32;
@@ -60,9 +56,7 @@ GemmKernels avx512_kernels() {
   k.q4_k = avx512::gemm_q4_k;
   k.q5_k = avx512::gemm_q5_k;
   k.q6_k = avx512::gemm_q6_k;
-  k.panel_q4_0 = scalar::panel_q4_0;  // panels are packed only for VNNI; these keep them computable
-  k.panel_q4_1 = scalar::panel_q4_1;
-  k.panel_q8_0 = scalar::panel_q8_0;
+  scalar::panel_kernels(k.panel);  // panels are packed only for VNNI; these keep them computable
   k.tile_rows = kAvx512TileRows;
   k.tile_tokens = kAvx512TileTokens;
   k.quantize_q8x32 = avx512::quantize_row_q8x32;
@@ -78,12 +72,7 @@ GemmKernels avx512vnni_kernels() {
   k.q4_k = avx512vnni::gemm_q4_k;
   k.q5_k = avx512vnni::gemm_q5_k;
   k.q6_k = avx512vnni::gemm_q6_k;
-  k.panel_q4_0 = avx512vnni::panel_q4_0;
-  k.panel_q4_1 = avx512vnni::panel_q4_1;
-  k.panel_q8_0 = avx512vnni::panel_q8_0;
-  k.panel_swiglu_q4_0 = avx512vnni::panel_swiglu_q4_0;
-  k.panel_swiglu_q4_1 = avx512vnni::panel_swiglu_q4_1;
-  k.panel_swiglu_q8_0 = avx512vnni::panel_swiglu_q8_0;
+  avx512vnni::panel_kernels(k.panel);
   return k;
 }
 #endif

@@ -32,13 +32,18 @@ using GemmTileFn = void (*)(const GemmTile& tile);
 // bit what the tile kernel run on each followed by swiglu() gives.
 using GemmSwigluTileFn = void (*)(const GemmTile& tile, const uint8_t* up);
 
+// The kernels of one Panels16 format (kernels/cpu/panels.h).
+struct PanelKernels {
+  GemmTileFn gemm;
+  GemmSwigluTileFn swiglu;  // null: no fused gate
+};
+
 // Kernels of one ISA level, per weight dtype (null = not provided at this level).
 struct GemmKernels {
   GemmTileFn f32, f16, bf16;
   GemmTileFn q4_0, q4_1, q8_0;
   GemmTileFn q4_k, q5_k, q6_k;
-  GemmTileFn panel_q4_0, panel_q4_1, panel_q8_0;  // Panels16 layout (kernels/cpu/panels.h)
-  GemmSwigluTileFn panel_swiglu_q4_0, panel_swiglu_q4_1, panel_swiglu_q8_0;  // null: no fused gate
+  PanelKernels panel[6];  // Panels16 layout, indexed by panel_index(dtype) (kernels/cpu/panels.h)
   int tile_rows;    // largest nr the kernels accept
   int tile_tokens;  // largest nt the kernels accept (the panel kernels: kPanelTileTokens)
   QuantizeRowQ8x32Fn quantize_q8x32;

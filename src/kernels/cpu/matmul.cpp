@@ -24,12 +24,8 @@ constexpr int64_t kActChunkBytes = 256 * 1024;
 
 GemmTileFn kernel_for(const GemmKernels& k, const TensorView& w) {
   if (w.layout == TensorLayout::Panels16) {
-    switch (w.dtype) {
-      case DType::Q4_0: return k.panel_q4_0;
-      case DType::Q4_1: return k.panel_q4_1;
-      case DType::Q8_0: return k.panel_q8_0;
-      default: return nullptr;
-    }
+    const int i = panel_index(w.dtype);
+    return i < 0 ? nullptr : k.panel[i].gemm;
   }
   switch (w.dtype) {
     case DType::F32: return k.f32;
@@ -243,12 +239,8 @@ void run_chunk(const Product& p, int64_t n_tokens, int64_t c) {
 GemmSwigluTileFn fused_swiglu_for(const GemmKernels& k, const TensorView& gate, const TensorView& up) {
   if (gate.layout != TensorLayout::Panels16 || up.layout != TensorLayout::Panels16 || gate.dtype != up.dtype)
     return nullptr;
-  switch (gate.dtype) {
-    case DType::Q4_0: return k.panel_swiglu_q4_0;
-    case DType::Q4_1: return k.panel_swiglu_q4_1;
-    case DType::Q8_0: return k.panel_swiglu_q8_0;
-    default: return nullptr;
-  }
+  const int i = panel_index(gate.dtype);
+  return i < 0 ? nullptr : k.panel[i].swiglu;
 }
 
 // Validates a group; returns false when there is nothing to compute.

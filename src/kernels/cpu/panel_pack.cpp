@@ -1,6 +1,9 @@
-// Conversion between GGUF rows and the Panels16 layout (kernels/cpu/panels.h).
+// Conversion between GGUF rows and the Panels16 layout (kernels/cpu/panels.h;
+// the K-quant blocks: panel_pack_k.cpp).
 #include <cstring>
 
+#include "kernels/cpu/panel_k_layout.h"
+#include "kernels/cpu/panel_pack_blocks.h"
 #include "kernels/cpu/panels.h"
 #include "kernels/quant_blocks.h"
 #include "util/error.h"
@@ -35,6 +38,9 @@ void pack_block(DType t, const uint8_t* block, int r, uint8_t* codes, uint8_t* h
       for (int k = 0; k < 32; ++k) codes[panel_code_offset(r, k)] = static_cast<uint8_t>(b->qs[k] + 128);
       break;
     }
+    case DType::Q4_K:
+    case DType::Q5_K:
+    case DType::Q6_K: pack_block_k(t, block, r, codes, header); break;
     default: DB_CHECK(false, "no panel layout for " + dtype_name(t));
   }
 }
@@ -60,22 +66,40 @@ void unpack_block(DType t, const uint8_t* codes, const uint8_t* header, int r, u
       for (int k = 0; k < 32; ++k) b->qs[k] = static_cast<int8_t>(codes[panel_code_offset(r, k)] - 128);
       break;
     }
+    case DType::Q4_K:
+    case DType::Q5_K:
+    case DType::Q6_K: unpack_block_k(t, codes, header, r, block); break;
     default: DB_CHECK(false, "no panel layout for " + dtype_name(t));
   }
 }
+
+bool is_k_quant(DType t) { return t == DType::Q4_K || t == DType::Q5_K || t == DType::Q6_K; }
 
 }  // namespace
 
 int64_t panel_code_offset(int r, int k) { return ((k / 4) * kPanelRows + r) * 4 + k % 4; }
 
-bool has_panel_layout(DType t) { return t == DType::Q4_0 || t == DType::Q4_1 || t == DType::Q8_0; }
+int panel_index(DType t) {
+  for (int i = 0; i < kPanelFormats; ++i)
+    if (kPanelDTypes[i] == t) return i;
+  return -1;
+}
 
-int64_t panel_code_bytes(DType t) { return t == DType::Q8_0 ? 32 * kPanelRows : 16 * kPanelRows; }
+bool has_panel_layout(DType t) { return panel_index(t) >= 0; }
 
-int64_t panel_header_bytes(DType t) { return t == DType::Q4_1 ? 2 * kHeaderHalfBytes : kHeaderHalfBytes; }
+int64_t panel_block_elems(DType t) { return is_k_quant(t) ? 256 : kQK; }
+
+int64_t panel_code_bytes(DType t) {
+  if (is_k_quant(t)) return kKLowBytes + k_high_bytes(t) + kKScaleBytes;
+  return t == DType::Q8_0 ? 32 * kPanelRows : 16 * kPanelRows;
+}
+
+int64_t panel_header_bytes(DType t) {
+  return t == DType::Q4_1 || t == DType::Q4_K || t == DType::Q5_K ? 2 * kHeaderHalfBytes : kHeaderHalfBytes;
+}
 
 int64_t panel_group_bytes(DType t, int64_t cols) {
-  const int64_t bytes = cols / kQK * (panel_code_bytes(t) + panel_header_bytes(t));
+  const int64_t bytes = cols / panel_block_elems(t) * (panel_code_bytes(t) + panel_header_bytes(t));
   return (bytes + 63) / 64 * 64;
 }
 
@@ -85,7 +109,7 @@ int64_t panel_matrix_bytes(DType t, int64_t rows, int64_t cols) {
 
 void pack_panels(DType t, const uint8_t* src, int64_t src_stride, int64_t rows, int64_t cols, uint8_t* dst) {
   DB_CHECK(has_panel_layout(t), "no panel layout for " + dtype_name(t));
-  const int64_t nb = cols / kQK, block = static_cast<int64_t>(block_bytes(t));
+  const int64_t nb = cols / panel_block_elems(t), block = static_cast<int64_t>(block_bytes(t));
   const int64_t code_bytes = panel_code_bytes(t), header_bytes = panel_header_bytes(t);
   const int64_t group_bytes = panel_group_bytes(t, cols);
   std::memset(dst, 0, static_cast<size_t>(panel_matrix_bytes(t, rows, cols)));  // padding rows: zero codes and scales
@@ -100,7 +124,7 @@ void pack_panels(DType t, const uint8_t* src, int64_t src_stride, int64_t rows, 
 
 void unpack_panel_row(DType t, const uint8_t* panels, int64_t cols, int64_t row, uint8_t* dst) {
   DB_CHECK(has_panel_layout(t), "no panel layout for " + dtype_name(t));
-  const int64_t nb = cols / kQK, block = static_cast<int64_t>(block_bytes(t));
+  const int64_t nb = cols / panel_block_elems(t), block = static_cast<int64_t>(block_bytes(t));
   const int64_t code_bytes = panel_code_bytes(t), header_bytes = panel_header_bytes(t);
   const uint8_t* group = panels + row / kPanelRows * panel_group_bytes(t, cols);
   const int r = static_cast<int>(row % kPanelRows);

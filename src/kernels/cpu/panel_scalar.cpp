@@ -2,6 +2,7 @@
 // (the formula and operation order are in kernels/cpu/panels.h).
 #include <cmath>
 
+#include "kernels/cpu/panel_k_layout.h"
 #include "kernels/cpu/panels.h"
 #include "kernels/quant_blocks.h"
 #include "util/fp16.h"
@@ -43,10 +44,62 @@ void panel_gemm(const GemmTile& t) {
   }
 }
 
+// The K-quant formulas of kernels/cpu/panels.h for one row and one token's super-block.
+template <DType T>
+float k_block(const uint8_t* codes, const uint8_t* header, int r, const int8_t* q, const int16_t* bsums, float da,
+              float acc) {
+  const float d = fp16_to_f32(load_u16(header + 2 * r));
+  if (T == DType::Q6_K) {
+    int32_t sum = 0;
+    for (int g = 0; g < 16; ++g) {
+      int32_t dot = 0;
+      for (int k = 0; k < 16; ++k) dot += k_code(T, codes, r, 16 * g + k) * q[16 * g + k];
+      sum += static_cast<int8_t>(codes[k_scale_offset(T, r, g)]) * (dot - 32 * bsums[g]);
+    }
+    return std::fma(static_cast<float>(sum), d * da, acc);
+  }
+  int32_t scaled = 0, mins = 0;
+  for (int s = 0; s < 8; ++s) {
+    int32_t dot = 0;
+    for (int k = 0; k < 32; ++k) dot += k_code(T, codes, r, 32 * s + k) * q[32 * s + k];
+    scaled += codes[k_scale_offset(T, r, s)] * dot;
+    mins += codes[k_min_offset(T, r, s)] * (bsums[2 * s] + bsums[2 * s + 1]);
+  }
+  const float dmin = fp16_to_f32(load_u16(header + 32 + 2 * r));
+  acc = std::fma(static_cast<float>(scaled), d * da, acc);
+  return std::fma(-static_cast<float>(mins), dmin * da, acc);
+}
+
+template <DType T>
+void panel_k_gemm(const GemmTile& t) {
+  const QuantizedActs& a = *t.acts;
+  const int64_t nb = t.cols / 256;
+  const int64_t code_bytes = panel_code_bytes(T), header_bytes = panel_header_bytes(T);
+  for (int j = 0; j < t.nt; ++j) {
+    const int64_t tok = t.t0 + j;
+    for (int r = 0; r < t.nr; ++r) {
+      float acc = 0.0f;
+      for (int64_t b = 0; b < nb; ++b)
+        acc = k_block<T>(t.w + b * code_bytes, t.w + nb * code_bytes + b * header_bytes, r,
+                         a.qs + tok * a.qs_stride + 256 * b, a.bsums + (tok * a.nblocks + b) * 16,
+                         a.d[tok * a.nblocks + b], acc);
+      t.y[j * t.ldy + r] = acc;
+    }
+  }
+}
+
 }  // namespace
 
 void panel_q4_0(const GemmTile& t) { panel_gemm<DType::Q4_0>(t); }
 void panel_q4_1(const GemmTile& t) { panel_gemm<DType::Q4_1>(t); }
 void panel_q8_0(const GemmTile& t) { panel_gemm<DType::Q8_0>(t); }
+void panel_q4_k(const GemmTile& t) { panel_k_gemm<DType::Q4_K>(t); }
+void panel_q5_k(const GemmTile& t) { panel_k_gemm<DType::Q5_K>(t); }
+void panel_q6_k(const GemmTile& t) { panel_k_gemm<DType::Q6_K>(t); }
+
+void panel_kernels(PanelKernels (&out)[kPanelFormats]) {
+  const GemmTileFn fns[kPanelFormats] = {panel_q4_0, panel_q4_1, panel_q8_0, panel_q4_k, panel_q5_k, panel_q6_k};
+  for (int i = 0; i < kPanelFormats; ++i) out[i] = {fns[i], nullptr};
+}
 
 }  // namespace db::kernels::scalar

@@ -1,25 +1,37 @@
-// The Panels16 weight layout (TensorLayout::Panels16) for 32-element block
-// formats (Q4_0, Q4_1, Q8_0), and its kernels.
+// The Panels16 weight layout (TensorLayout::Panels16) and its kernels, for
+// the 32-element block formats (Q4_0, Q4_1, Q8_0) and the 256-element K-quant
+// super-blocks (Q4_K, Q5_K, Q6_K).
 //
 // Rows are taken 16 at a time (a group; the last group is padded with zero
 // rows). Group g occupies panel_group_bytes(dtype, cols) bytes from
-// g * that stride, and holds, for its nb = cols / 32 blocks:
-//   codes   [nb][code_bytes]   then   headers [nb][header_bytes]
-// Block b's codes are the unsigned weight codes of the 16 rows in the order of
-// an integer dot product over 16 lanes: byte ((k / 4) * 16 + r) * 4 + k % 4 is
-// row r's code of element k (for 4-bit codes, element k < 16 sits in that
-// byte's low nibble and element k + 16 in the high nibble of the same byte
-// index). Q8_0 codes are stored as q + 128.
-// Headers: 16 fp16 scales d (row order), then for Q4_1 16 fp16 offsets m.
+// g * that stride, and holds, for its nb = cols / panel_block_elems(dtype) blocks:
+//   codes   [nb][panel_code_bytes]   then   headers [nb][panel_header_bytes]
+// Codes are unsigned and laid out for an integer dot product over 16 lanes:
+// byte ((k / 4) * 16 + r) * 4 + k % 4 of a 32-element chunk holds row r's code
+// of element k (panel_code_offset). For 4-bit codes element k < 16 sits in that
+// byte's low nibble and element k + 16 in the high nibble of the same byte, so
+// a chunk is 256 bytes (512 for Q8_0, whose codes are stored as q + 128).
 //
-// Every kernel computes, per (row, token), from acc = 0 and block by block:
-//   dot = sum_k code[k] * a[k] - zero_point * isum       (exact, in integers)
-//   Q4_0, Q8_0: acc = fma(float(dot), d * da, acc)
-//   Q4_1:       acc = fma(m, ds, acc); acc = fma(float(dot), d * da, acc)
-// with the token's block scale da, ds = da * isum and isum = sum of its codes
-// (QuantizedActs), zero_point 8 (Q4_0), 128 (Q8_0) or 0 (Q4_1). The same
-// float operations in the same order at every ISA level and tile shape, so
-// results are bit-identical across levels, tiles, threads and batches.
+// 32-element formats: a block is one chunk. Headers: 16 fp16 scales d (row
+// order), then for Q4_1 16 fp16 offsets m.
+// K-quants: a super-block's codes are its 8 chunks' low 4 bits (2048 bytes),
+// then the high bits, then the sub-block scales (see panel_k_layout.h for the
+// exact offsets). Headers: 16 fp16 d, then for Q4_K / Q5_K 16 fp16 dmin.
+//
+// Every kernel computes, per (row, token), from acc = 0 and block by block,
+// with the token's block scale da:
+//   Q4_0, Q8_0:  dot = sum_k code[k] * a[k] - zp * isum   (zp 8 / 128)
+//                acc = fma(float(dot), d * da, acc)
+//   Q4_1:        acc = fma(m, ds, acc); acc = fma(float(dot), d * da, acc)   (zp 0)
+//   Q4_K, Q5_K:  S = sum_sb sc[sb] * dot(sb)   M = sum_sb mn[sb] * bsum32(sb)
+//                acc = fma(float(S), d * da, acc); acc = fma(-float(M), dmin * da, acc)
+//   Q6_K:        I = sum_g sc[g] * (dot(g) - 32 * bsum16(g))
+//                acc = fma(float(I), d * da, acc)
+// with isum / ds = da * isum the token's per-block code sums (Q8x32) and
+// bsum16 / bsum32 its sums per 16 / 32 elements (Q8x256), all integer sums
+// exact. The same float operations in the same order at every ISA level and
+// tile shape, so results are bit-identical across levels, tiles, threads and
+// batches.
 #pragma once
 #include <cstdint>
 
@@ -30,8 +42,17 @@ namespace db::kernels {
 
 inline constexpr int kPanelRows = 16;
 
+// The panel formats, in the order of GemmKernels::panel.
+inline constexpr DType kPanelDTypes[] = {DType::Q4_0, DType::Q4_1, DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K};
+inline constexpr int kPanelFormats = 6;
+static_assert(sizeof(GemmKernels::panel) / sizeof(PanelKernels) == kPanelFormats);
+// Index of t in kPanelDTypes, or -1 if t has no panel layout.
+int panel_index(DType t);
+
 // True for the dtypes the panel layout exists for.
 bool has_panel_layout(DType t);
+// Elements per block (32, or 256 for K-quants).
+int64_t panel_block_elems(DType t);
 // Bytes of one block's codes / headers for 16 rows.
 int64_t panel_code_bytes(DType t);
 int64_t panel_header_bytes(DType t);
@@ -40,8 +61,9 @@ int64_t panel_group_bytes(DType t, int64_t cols);
 // Bytes of a whole {rows, cols} matrix in panel layout.
 int64_t panel_matrix_bytes(DType t, int64_t rows, int64_t cols);
 
-// Byte offset, inside a block's codes, of row r's element k (k < 32 for 8-bit
-// codes, k < 16 for 4-bit codes: element k + 16 is the same byte's high nibble).
+// Byte offset, inside a 32-element chunk's codes, of row r's element k (k < 32
+// for 8-bit codes, k < 16 for 4-bit codes: element k + 16 is the same byte's
+// high nibble).
 int64_t panel_code_offset(int r, int k);
 
 // Writes rows [0, rows) of a Rows-layout matrix (row stride src_stride bytes)
@@ -58,14 +80,27 @@ namespace scalar {
 void panel_q4_0(const GemmTile&);
 void panel_q4_1(const GemmTile&);
 void panel_q8_0(const GemmTile&);
+void panel_q4_k(const GemmTile&);
+void panel_q5_k(const GemmTile&);
+void panel_q6_k(const GemmTile&);
+// Kernels for every panel format, in kPanelDTypes order (no fused gates).
+void panel_kernels(PanelKernels (&out)[kPanelFormats]);
 }  // namespace scalar
 namespace avx512vnni {
 void panel_q4_0(const GemmTile&);
 void panel_q4_1(const GemmTile&);
 void panel_q8_0(const GemmTile&);
+void panel_q4_k(const GemmTile&);
+void panel_q5_k(const GemmTile&);
+void panel_q6_k(const GemmTile&);
 void panel_swiglu_q4_0(const GemmTile&, const uint8_t* up);
 void panel_swiglu_q4_1(const GemmTile&, const uint8_t* up);
 void panel_swiglu_q8_0(const GemmTile&, const uint8_t* up);
+void panel_swiglu_q4_k(const GemmTile&, const uint8_t* up);
+void panel_swiglu_q5_k(const GemmTile&, const uint8_t* up);
+void panel_swiglu_q6_k(const GemmTile&, const uint8_t* up);
+// Kernels for every panel format, in kPanelDTypes order, with fused gates.
+void panel_kernels(PanelKernels (&out)[kPanelFormats]);
 }  // namespace avx512vnni
 
 }  // namespace db::kernels

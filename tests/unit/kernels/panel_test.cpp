@@ -23,8 +23,14 @@ class PanelTest : public ::testing::TestWithParam<DType> {};
 
 // Rows that fill whole groups, end in a partial group, or are fewer than one group.
 const int64_t kRowCounts[] = {16, 37, 5};
-// One block, an odd block count, the default model's widths.
-const int64_t kColCounts[] = {32, 96, 576, 1536};
+// One block, an odd block count, the default model's widths (those that are
+// whole blocks of the format under test: K-quants take 256, 768 and 1536).
+const int64_t kColCounts[] = {32, 96, 256, 576, 768, 1536};
+
+bool fits(DType dtype, int64_t cols) { return cols % panel_block_elems(dtype) == 0; }
+
+// A width of about `cols` that is whole blocks of dtype.
+int64_t width(DType dtype, int64_t cols) { return (cols + panel_block_elems(dtype) - 1) / panel_block_elems(dtype) * panel_block_elems(dtype); }
 
 TensorView packed_view(PackedWeightStore& store, const testing::TestWeights& w) {
   const TensorView v = store.prepare(w.view(), IsaLevel::Avx512Vnni);
@@ -36,6 +42,7 @@ TEST_P(PanelTest, PackingKeepsEveryRow) {
   const DType dtype = GetParam();
   for (int64_t rows : kRowCounts)
     for (int64_t cols : kColCounts) {
+      if (!fits(dtype, cols)) continue;
       const auto w = testing::make_weights(dtype, rows, cols, 3);
       PackedWeightStore store;
       const TensorView p = packed_view(store, w);
@@ -57,6 +64,7 @@ TEST_P(PanelTest, EveryIsaEqualsScalarBitForBit) {
   for (int64_t rows : kRowCounts)
     for (int64_t cols : kColCounts)
       for (int64_t n_tokens : {1, 3, 8, 13, 40}) {
+        if (!fits(dtype, cols)) continue;
         SCOPED_TRACE(std::to_string(rows) + "x" + std::to_string(cols) + ", " + std::to_string(n_tokens) + " tokens");
         const auto w = testing::make_weights(dtype, rows, cols, 5);
         const auto x = testing::make_activations(n_tokens, cols, 9);
@@ -81,7 +89,7 @@ TEST_P(PanelTest, EveryIsaEqualsScalarBitForBit) {
 // weights: only activation quantization separates them.
 TEST_P(PanelTest, MatchesTheDequantizedProduct) {
   const DType dtype = GetParam();
-  const int64_t rows = 37, cols = 576, n_tokens = 9;
+  const int64_t rows = 37, cols = width(dtype, 576), n_tokens = 9;
   const auto w = testing::make_weights(dtype, rows, cols, 13);
   const auto x = testing::make_activations(n_tokens, cols, 17);
   PackedWeightStore store;
@@ -104,7 +112,7 @@ TEST_P(PanelTest, MatchesTheDequantizedProduct) {
 
 TEST_P(PanelTest, RowOfABatchEqualsTheTokenAlone) {
   const DType dtype = GetParam();
-  const int64_t rows = 37, cols = 608, n_tokens = 64;
+  const int64_t rows = 37, cols = width(dtype, 608), n_tokens = 64;
   const auto w = testing::make_weights(dtype, rows, cols, 7);
   const auto x = testing::make_activations(n_tokens, cols, 11);
   PackedWeightStore store;
@@ -124,7 +132,7 @@ TEST_P(PanelTest, RowOfABatchEqualsTheTokenAlone) {
 // equals the two products followed by swiglu(), bit for bit, at any batch size.
 TEST_P(PanelTest, FusedGateEqualsProductsThenSwiglu) {
   const DType dtype = GetParam();
-  const int64_t rows = 1536 + 5, cols = 576;
+  const int64_t rows = 1536 + 5, cols = width(dtype, 576);
   const auto gate = testing::make_weights(dtype, rows, cols, 21), up = testing::make_weights(dtype, rows, cols, 22);
   PackedWeightStore store;
   const TensorView g = packed_view(store, gate), u = packed_view(store, up);
@@ -141,12 +149,14 @@ TEST_P(PanelTest, FusedGateEqualsProductsThenSwiglu) {
   }
 }
 
-TEST(PanelLayout, OnlyTheVnniLevelPacksAndOnlyBlock32Formats) {
-  EXPECT_TRUE(prefers_packed(DType::Q4_0, IsaLevel::Avx512Vnni));
-  EXPECT_TRUE(prefers_packed(DType::Q8_0, IsaLevel::Avx512Vnni));
-  EXPECT_FALSE(prefers_packed(DType::Q4_K, IsaLevel::Avx512Vnni));
-  EXPECT_FALSE(prefers_packed(DType::Q4_0, IsaLevel::Avx2));
-  const auto w = testing::make_weights(DType::Q4_K, 16, 256, 1);
+TEST(PanelLayout, OnlyTheVnniLevelPacksAndOnlyQuantizedFormats) {
+  for (DType t : kPanelDTypes) {
+    EXPECT_TRUE(prefers_packed(t, IsaLevel::Avx512Vnni)) << dtype_name(t);
+    EXPECT_FALSE(prefers_packed(t, IsaLevel::Avx512)) << dtype_name(t);
+    EXPECT_FALSE(prefers_packed(t, IsaLevel::Avx2)) << dtype_name(t);
+  }
+  EXPECT_FALSE(prefers_packed(DType::F16, IsaLevel::Avx512Vnni));
+  const auto w = testing::make_weights(DType::BF16, 16, 256, 1);
   PackedWeightStore store;
   const TensorView v = store.prepare(w.view(), IsaLevel::Avx512Vnni);
   EXPECT_EQ(v.layout, TensorLayout::Rows);
@@ -154,7 +164,7 @@ TEST(PanelLayout, OnlyTheVnniLevelPacksAndOnlyBlock32Formats) {
   EXPECT_EQ(store.bytes(), 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Block32Formats, PanelTest, ::testing::Values(DType::Q4_0, DType::Q4_1, DType::Q8_0),
+INSTANTIATE_TEST_SUITE_P(AllPanelFormats, PanelTest, ::testing::ValuesIn(kPanelDTypes),
                          [](const auto& info) { return dtype_name(info.param); });
 
 }  // namespace

@@ -4,35 +4,12 @@
 // each, the token's 4 activation bytes broadcast), and no horizontal sums exist.
 // A tile reads each weight block once for up to kPanelTileTokens tokens.
 #if defined(__x86_64__)
-#include <cstring>
-
-#include "kernels/cpu/panels.h"
-#include "kernels/cpu/x86/avx512_util.h"
-#include "kernels/cpu/x86/exp_avx512.h"
+#include "kernels/cpu/x86/panel_avx512vnni.h"
 #include "kernels/quant_blocks.h"
 
 namespace db::kernels::avx512vnni {
 
 namespace {
-
-// The 4 activation codes at p in every lane.
-__m512i broadcast4(const int8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return _mm512_set1_epi32(v);
-}
-
-// 4-bit codes of one block: register i holds elements 4i..4i+3 of every row.
-void load_nibbles(const uint8_t* codes, __m512i (&c)[8]) {
-  const __m512i low4 = _mm512_set1_epi8(0x0F);
-  for (int i = 0; i < 4; ++i) {
-    const __m512i v = load512(codes + 64 * i);
-    c[i] = _mm512_and_si512(v, low4);
-    c[i + 4] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
-  }
-}
-
-__m512 load_halves(const uint8_t* p) { return _mm512_cvtph_ps(load256(p)); }
 
 // One block of 16 rows: codes c[i] (elements 4i..4i+3 of every row), scales d
 // and, with HasMin, offsets m. Bits: 4 (two codes per byte) or 8.
@@ -56,22 +33,22 @@ using Q4_0Block = PanelBlock<4, 8, false>;
 using Q4_1Block = PanelBlock<4, 0, true>;
 using Q8_0Block = PanelBlock<8, 128, false>;
 
-// How far ahead of the block being computed its codes are prefetched.
-constexpr int64_t kPrefetchBytes = 2048;
+// The products of a group in 32-element block format W (see run() in panel_avx512vnni.h).
+template <class W>
+struct Block32Products {
+  template <int NT>
+  static void products(const GemmTile& t, const uint8_t* group, __m512 (&acc)[NT]);
+};
 
-// acc[j] = the 16 rows of group `group` . token t.t0 + j, for j < NT.
-template <class W, int NT>
-void products(const GemmTile& t, const uint8_t* group, __m512 (&acc)[NT]) {
+template <class W>
+template <int NT>
+void Block32Products<W>::products(const GemmTile& t, const uint8_t* group, __m512 (&acc)[NT]) {
   const QuantizedActs& a = *t.acts;
   const int64_t nb = t.cols / kQK;
   const uint8_t* headers = group + nb * W::kCodeBytes;
   for (int j = 0; j < NT; ++j) acc[j] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
-    // Stream the codes ahead, past the group's end into the next group (the
-    // order the driver walks them in): a wide group is tens of KB, and the
-    // hardware prefetcher alone keeps too few lines in flight.
-    const uint8_t* ahead = group + b * W::kCodeBytes + kPrefetchBytes;
-    for (int64_t l = 0; l < W::kCodeBytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(ahead + l), _MM_HINT_T0);
+    prefetch_ahead(group + b * W::kCodeBytes, W::kCodeBytes);
     W w;
     w.load(group + b * W::kCodeBytes, headers + b * W::kHeaderBytes);
 #pragma GCC unroll 8
@@ -92,72 +69,23 @@ void products(const GemmTile& t, const uint8_t* group, __m512 (&acc)[NT]) {
   }
 }
 
-__mmask16 row_mask(const GemmTile& t) { return static_cast<__mmask16>((1u << t.nr) - 1u); }
-
-template <class W, int NT>
-void run(const GemmTile& t) {
-  __m512 acc[NT];
-  products<W, NT>(t, t.w, acc);
-  for (int j = 0; j < NT; ++j) _mm512_mask_storeu_ps(t.y + j * t.ldy, row_mask(t), acc[j]);
-}
-
-// silu(gate) * up with the operations of avx512::swiglu (activations_avx512.cpp).
-template <class W, int NT>
-void run_swiglu(const GemmTile& t, const uint8_t* up) {
-  __m512 silu[NT], u[NT];
-  products<W, NT>(t, t.w, silu);
-  for (int j = 0; j < NT; ++j)
-    silu[j] = _mm512_div_ps(silu[j], _mm512_add_ps(_mm512_set1_ps(1.0f), exp512(_mm512_sub_ps(_mm512_setzero_ps(), silu[j]))));
-  products<W, NT>(t, up, u);
-  for (int j = 0; j < NT; ++j) _mm512_mask_storeu_ps(t.y + j * t.ldy, row_mask(t), _mm512_mul_ps(silu[j], u[j]));
-}
-
-// Calls K::template call<NT>(args...) with NT = nt (1..kPanelTileTokens).
-template <class K, class... Args>
-void with_tokens(int nt, Args... args) {
-  static_assert(kPanelTileTokens == 8);
-  switch (nt) {
-    case 1: return K::template call<1>(args...);
-    case 2: return K::template call<2>(args...);
-    case 3: return K::template call<3>(args...);
-    case 4: return K::template call<4>(args...);
-    case 5: return K::template call<5>(args...);
-    case 6: return K::template call<6>(args...);
-    case 7: return K::template call<7>(args...);
-    default: return K::template call<8>(args...);
-  }
-}
-
-template <class W>
-struct Gemm {
-  template <int NT>
-  static void call(const GemmTile* t) { run<W, NT>(*t); }
-};
-
-template <class W>
-struct Swiglu {
-  template <int NT>
-  static void call(const GemmTile* t, const uint8_t* up) { run_swiglu<W, NT>(*t, up); }
-};
-
-template <class W>
-void gemm(const GemmTile& t) {
-  with_tokens<Gemm<W>>(t.nt, &t);
-}
-
-template <class W>
-void gemm_swiglu(const GemmTile& t, const uint8_t* up) {
-  with_tokens<Swiglu<W>>(t.nt, &t, up);
-}
-
 }  // namespace
 
-void panel_q4_0(const GemmTile& t) { gemm<Q4_0Block>(t); }
-void panel_q4_1(const GemmTile& t) { gemm<Q4_1Block>(t); }
-void panel_q8_0(const GemmTile& t) { gemm<Q8_0Block>(t); }
-void panel_swiglu_q4_0(const GemmTile& t, const uint8_t* up) { gemm_swiglu<Q4_0Block>(t, up); }
-void panel_swiglu_q4_1(const GemmTile& t, const uint8_t* up) { gemm_swiglu<Q4_1Block>(t, up); }
-void panel_swiglu_q8_0(const GemmTile& t, const uint8_t* up) { gemm_swiglu<Q8_0Block>(t, up); }
+void panel_q4_0(const GemmTile& t) { panel_gemm<Block32Products<Q4_0Block>>(t); }
+void panel_q4_1(const GemmTile& t) { panel_gemm<Block32Products<Q4_1Block>>(t); }
+void panel_q8_0(const GemmTile& t) { panel_gemm<Block32Products<Q8_0Block>>(t); }
+void panel_swiglu_q4_0(const GemmTile& t, const uint8_t* up) { panel_gemm_swiglu<Block32Products<Q4_0Block>>(t, up); }
+void panel_swiglu_q4_1(const GemmTile& t, const uint8_t* up) { panel_gemm_swiglu<Block32Products<Q4_1Block>>(t, up); }
+void panel_swiglu_q8_0(const GemmTile& t, const uint8_t* up) { panel_gemm_swiglu<Block32Products<Q8_0Block>>(t, up); }
+
+void panel_kernels(PanelKernels (&out)[kPanelFormats]) {
+  out[0] = {panel_q4_0, panel_swiglu_q4_0};
+  out[1] = {panel_q4_1, panel_swiglu_q4_1};
+  out[2] = {panel_q8_0, panel_swiglu_q8_0};
+  out[3] = {panel_q4_k, panel_swiglu_q4_k};
+  out[4] = {panel_q5_k, panel_swiglu_q5_k};
+  out[5] = {panel_q6_k, panel_swiglu_q6_k};
+}
 
 }  // namespace db::kernels::avx512vnni
 #endif

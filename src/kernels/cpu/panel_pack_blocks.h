@@ -1,0 +1,16 @@
+// One row's block of a K-quant matrix into / out of its group's Panels16 codes
+// and headers (layout: kernels/cpu/panel_k_layout.h). Used by panel_pack.cpp.
+#pragma once
+#include <cstdint>
+
+#include "tensor/dtype.h"
+
+namespace db::kernels {
+
+// ORs row r's part of the GGUF block into codes (which start zeroed) and
+// writes its header fields.
+void pack_block_k(DType t, const uint8_t* block, int r, uint8_t* codes, uint8_t* header);
+// Writes row r's GGUF block (block_bytes(t) bytes) from codes and headers.
+void unpack_block_k(DType t, const uint8_t* codes, const uint8_t* header, int r, uint8_t* block);
+
+}  // namespace db::kernels

@@ -1,0 +1,110 @@
+// Shared parts of the AVX-512 VNNI Panels16 kernels (panel_avx512vnni.cpp for
+// 32-element blocks, panel_k_avx512vnni.cpp for K-quants): operand loads and
+// the tile drivers. Included only by files built for that level; everything
+// here has internal linkage (see src/kernels/CMakeLists.txt).
+#pragma once
+#if defined(__x86_64__)
+#include <cstring>
+
+#include "kernels/cpu/panels.h"
+#include "kernels/cpu/x86/avx512_util.h"
+#include "kernels/cpu/x86/exp_avx512.h"
+
+namespace db::kernels::avx512vnni {
+namespace {
+
+// The 4 bytes at p in every lane.
+__m512i broadcast4(const void* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return _mm512_set1_epi32(v);
+}
+
+// The 4-bit codes of one 32-element chunk: register i holds elements 4i..4i+3 of every row.
+void load_nibbles(const uint8_t* codes, __m512i (&c)[8]) {
+  const __m512i low4 = _mm512_set1_epi8(0x0F);
+  for (int i = 0; i < 4; ++i) {
+    const __m512i v = load512(codes + 64 * i);
+    c[i] = _mm512_and_si512(v, low4);
+    c[i + 4] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
+  }
+}
+
+__m512 load_halves(const uint8_t* p) { return _mm512_cvtph_ps(load256(p)); }
+
+// How far ahead of the block being computed its codes are prefetched.
+constexpr int64_t kPrefetchBytes = 2048;
+
+// Prefetches `bytes` bytes from kPrefetchBytes past `codes`: the codes are
+// streamed past the group's end into the next group (the order the driver
+// walks them in); a wide group is tens of KB, and the hardware prefetcher
+// alone keeps too few lines in flight.
+void prefetch_ahead(const uint8_t* codes, int64_t bytes) {
+  const uint8_t* ahead = codes + kPrefetchBytes;
+  for (int64_t l = 0; l < bytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(ahead + l), _MM_HINT_T0);
+}
+
+__mmask16 row_mask(const GemmTile& t) { return static_cast<__mmask16>((1u << t.nr) - 1u); }
+
+// P::products<NT>(tile, group, acc) sets acc[j] to the 16 rows of the group
+// starting at `group` . token t.t0 + j, for j < NT.
+template <class P, int NT>
+void run(const GemmTile& t) {
+  __m512 acc[NT];
+  P::template products<NT>(t, t.w, acc);
+  for (int j = 0; j < NT; ++j) _mm512_mask_storeu_ps(t.y + j * t.ldy, row_mask(t), acc[j]);
+}
+
+// silu(gate) * up with the operations of avx512::swiglu (activations_avx512.cpp).
+template <class P, int NT>
+void run_swiglu(const GemmTile& t, const uint8_t* up) {
+  __m512 silu[NT], u[NT];
+  P::template products<NT>(t, t.w, silu);
+  for (int j = 0; j < NT; ++j)
+    silu[j] = _mm512_div_ps(silu[j], _mm512_add_ps(_mm512_set1_ps(1.0f), exp512(_mm512_sub_ps(_mm512_setzero_ps(), silu[j]))));
+  P::template products<NT>(t, up, u);
+  for (int j = 0; j < NT; ++j) _mm512_mask_storeu_ps(t.y + j * t.ldy, row_mask(t), _mm512_mul_ps(silu[j], u[j]));
+}
+
+// Calls K::template call<NT>(args...) with NT = nt (1..kPanelTileTokens).
+template <class K, class... Args>
+void with_tokens(int nt, Args... args) {
+  static_assert(kPanelTileTokens == 8);
+  switch (nt) {
+    case 1: return K::template call<1>(args...);
+    case 2: return K::template call<2>(args...);
+    case 3: return K::template call<3>(args...);
+    case 4: return K::template call<4>(args...);
+    case 5: return K::template call<5>(args...);
+    case 6: return K::template call<6>(args...);
+    case 7: return K::template call<7>(args...);
+    default: return K::template call<8>(args...);
+  }
+}
+
+template <class P>
+struct GemmCall {
+  template <int NT>
+  static void call(const GemmTile* t) { run<P, NT>(*t); }
+};
+
+template <class P>
+struct SwigluCall {
+  template <int NT>
+  static void call(const GemmTile* t, const uint8_t* up) { run_swiglu<P, NT>(*t, up); }
+};
+
+// The tile kernels of products P.
+template <class P>
+void panel_gemm(const GemmTile& t) {
+  with_tokens<GemmCall<P>>(t.nt, &t);
+}
+
+template <class P>
+void panel_gemm_swiglu(const GemmTile& t, const uint8_t* up) {
+  with_tokens<SwigluCall<P>>(t.nt, &t, up);
+}
+
+}  // namespace
+}  // namespace db::kernels::avx512vnni
+#endif
