@@ -22,20 +22,22 @@ void pack_block(DType t, const uint8_t* block, int r, uint8_t* codes, uint8_t* h
     case DType::Q4_0: {
       const auto* b = reinterpret_cast<const BlockQ4_0*>(block);
       put_half(header, r, b->d);
-      for (int k = 0; k < 16; ++k) codes[panel_code_offset(r, k)] = b->qs[k];
+      put_chunk_codes(codes, r, b->qs, 16);
       break;
     }
     case DType::Q4_1: {
       const auto* b = reinterpret_cast<const BlockQ4_1*>(block);
       put_half(header, r, b->d);
       put_half(header + kHeaderHalfBytes, r, b->m);
-      for (int k = 0; k < 16; ++k) codes[panel_code_offset(r, k)] = b->qs[k];
+      put_chunk_codes(codes, r, b->qs, 16);
       break;
     }
     case DType::Q8_0: {
       const auto* b = reinterpret_cast<const BlockQ8_0*>(block);
       put_half(header, r, b->d);
-      for (int k = 0; k < 32; ++k) codes[panel_code_offset(r, k)] = static_cast<uint8_t>(b->qs[k] + 128);
+      uint8_t biased[32];
+      for (int k = 0; k < 32; ++k) biased[k] = static_cast<uint8_t>(b->qs[k] + 128);
+      put_chunk_codes(codes, r, biased, 32);
       break;
     }
     case DType::Q4_K:
@@ -78,6 +80,10 @@ bool is_k_quant(DType t) { return t == DType::Q4_K || t == DType::Q5_K || t == D
 }  // namespace
 
 int64_t panel_code_offset(int r, int k) { return ((k / 4) * kPanelRows + r) * 4 + k % 4; }
+
+void put_chunk_codes(uint8_t* chunk, int r, const uint8_t* bytes, int n) {
+  for (int k = 0; k < n; k += 4) std::memcpy(chunk + ((k / 4) * kPanelRows + r) * 4, bytes + k, 4);
+}
 
 int panel_index(DType t) {
   for (int i = 0; i < kPanelFormats; ++i)

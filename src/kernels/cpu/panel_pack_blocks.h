@@ -1,11 +1,16 @@
 // One row's block of a K-quant matrix into / out of its group's Panels16 codes
-// and headers (layout: kernels/cpu/panel_k_layout.h). Used by panel_pack.cpp.
+// and headers (layout: kernels/cpu/panel_k_layout.h), and the code-byte
+// writer both packers share. Used by panel_pack.cpp and panel_pack_k.cpp.
 #pragma once
 #include <cstdint>
 
 #include "tensor/dtype.h"
 
 namespace db::kernels {
+
+// Writes row r's n (16 or 32) code bytes of a 32-element chunk: bytes[k] to
+// chunk + panel_code_offset(r, k), in runs of 4.
+void put_chunk_codes(uint8_t* chunk, int r, const uint8_t* bytes, int n);
 
 // ORs row r's part of the GGUF block into codes (which start zeroed) and
 // writes its header fields.

@@ -79,16 +79,52 @@ void pack_scales_k4(const uint8_t sc[8], const uint8_t m[8], uint8_t* q) {
   }
 }
 
+// The GGUF bytes holding the low 4 bits of chunk c (elements 32c..32c+31):
+// element 32c + k is nibble `nibble` of x[k].
+struct LowSource {
+  const uint8_t* x;
+  int nibble;
+};
+
+LowSource low_source(DType t, const uint8_t* block, int c) {
+  if (t == DType::Q6_K)  // see BlockQ6_K: chunk 4h + 2n + s is nibble n of ql[64h + 32s ..]
+    return {block + offsetof(BlockQ6_K, ql) + 64 * (c / 4) + 32 * (c % 2), (c / 2) % 2};
+  const size_t qs = t == DType::Q4_K ? offsetof(BlockQ4_K, qs) : offsetof(BlockQ5_K, qs);
+  return {block + qs + 32 * (c / 2), c % 2};  // chunk 2c0 + n is nibble n of qs[32c0 ..]
+}
+
+// ORs the high bits of row r's elements into the panel's high-bit registers
+// (the byte and bit of each: k_code_slot).
+void pack_high_bits(DType t, const uint8_t* block, int r, uint8_t* codes) {
+  if (t == DType::Q6_K) {
+    const uint8_t* qh = block + offsetof(BlockQ6_K, qh);
+    for (int c = 0; c < 8; ++c)
+      for (int k = 0; k < 32; ++k) {
+        const int v = (qh[32 * (c / 4) + k] >> (2 * (c % 4))) & 3;
+        codes[kKLowBytes + 64 * (2 * c + k / 16) + 4 * r + k % 4] |= static_cast<uint8_t>(v << (2 * ((k / 4) % 4)));
+      }
+  } else if (t == DType::Q5_K) {
+    const uint8_t* qh = block + offsetof(BlockQ5_K, qh);
+    for (int c = 0; c < 8; ++c)
+      for (int k = 0; k < 32; ++k)
+        codes[kKLowBytes + 64 * c + 4 * r + k % 4] |= static_cast<uint8_t>(((qh[k] >> c) & 1) << (k / 4));
+  }
+}
+
 }  // namespace
 
+// Byte-wise (the load-time hot path); k_code_slot / gguf_slot state the same
+// mapping per element, and unpack_block_k inverts it through them.
 void pack_block_k(DType t, const uint8_t* block, int r, uint8_t* codes, uint8_t* header) {
-  const int mask = high_mask(t);
-  for (int e = 0; e < 256; ++e) {
-    const GgufSlot g = gguf_slot(t, e);
-    const KCodeSlot p = k_code_slot(t, r, e);
-    codes[p.low] |= static_cast<uint8_t>(((block[g.low] >> g.low_shift) & 15) << p.low_shift);
-    if (mask) codes[p.high] |= static_cast<uint8_t>(((block[g.high] >> g.high_shift) & mask) << p.high_shift);
+  for (int c = 0; c < 8; ++c) {
+    const LowSource s = low_source(t, block, c);
+    const int shift = 4 * s.nibble;
+    uint8_t bytes[16];
+    for (int j = 0; j < 16; ++j)
+      bytes[j] = static_cast<uint8_t>(((s.x[j] >> shift) & 15) | (((s.x[j + 16] >> shift) & 15) << 4));
+    put_chunk_codes(codes + 256 * c, r, bytes, 16);
   }
+  pack_high_bits(t, block, r, codes);
   std::memcpy(header + 2 * r, block + d_offset(t), 2);
   if (t == DType::Q6_K) {
     const auto* b = reinterpret_cast<const BlockQ6_K*>(block);
