@@ -10,6 +10,10 @@
 #include "kernels/cpu/x86/avx512_util.h"
 #include "kernels/cpu/x86/exp_avx512.h"
 
+// Register-array helpers must inline: out of line, their arrays of vectors
+// pass through memory on every call.
+#define DB_PANEL_INLINE inline __attribute__((always_inline))
+
 namespace db::kernels::avx512vnni {
 namespace {
 
@@ -21,7 +25,7 @@ __m512i broadcast4(const void* p) {
 }
 
 // The 4-bit codes of one 32-element chunk: register i holds elements 4i..4i+3 of every row.
-void load_nibbles(const uint8_t* codes, __m512i (&c)[8]) {
+DB_PANEL_INLINE void load_nibbles(const uint8_t* codes, __m512i (&c)[8]) {
   const __m512i low4 = _mm512_set1_epi8(0x0F);
   for (int i = 0; i < 4; ++i) {
     const __m512i v = load512(codes + 64 * i);

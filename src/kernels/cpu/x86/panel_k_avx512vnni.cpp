@@ -36,7 +36,7 @@ struct KFormat {
 // The codes of chunk c (elements 32c..32c+31) of a super-block: w[i] holds
 // elements 4i..4i+3 of every row.
 template <DType T>
-void load_chunk(const uint8_t* codes, int c, __m512i (&w)[8]) {
+DB_PANEL_INLINE void load_chunk(const uint8_t* codes, int c, __m512i (&w)[8]) {
   load_nibbles(codes + 256 * c, w);
   if constexpr (T == DType::Q5_K) {
     const __m512i h = load512(codes + kKLowBytes + 64 * c), bit4 = _mm512_set1_epi8(0x10);
@@ -66,7 +66,7 @@ struct HalfDots {
   __m512i lo, hi;
 };
 
-HalfDots chunk_dots(const __m512i (&w)[8], const int8_t* q) {
+DB_PANEL_INLINE HalfDots chunk_dots(const __m512i (&w)[8], const int8_t* q) {
   HalfDots s{_mm512_setzero_si512(), _mm512_setzero_si512()};
   for (int i = 0; i < 4; ++i) {
     s.lo = _mm512_dpbusd_epi32(s.lo, w[i], broadcast4(q + 4 * i));
