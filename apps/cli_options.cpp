@@ -1,6 +1,5 @@
 #include "cli_options.h"
 
-#include <thread>
 
 #include "util/error.h"
 
@@ -53,11 +52,6 @@ DType parse_kv_dtype(const std::string& s) {
   if (s == "bf16") return DType::BF16;
   if (s == "f32") return DType::F32;
   throw Error("--kv-dtype must be f16, bf16 or f32, got '" + s + "'");
-}
-
-int resolve_threads(int threads) {
-  if (threads > 0) return threads;
-  return std::max(1u, std::thread::hardware_concurrency());
 }
 
 }  // namespace db::cli

@@ -37,7 +37,5 @@ void add_sampling_options(CLI::App& app, SamplingOptions& o);
 SamplingParams to_sampling_params(const SamplingOptions& o);
 // "f16" | "bf16" | "f32" -> DType; throws db::Error otherwise.
 DType parse_kv_dtype(const std::string& s);
-// Threads to use: o.threads, or the number of online cores when 0.
-int resolve_threads(int threads);
 
 }  // namespace db::cli

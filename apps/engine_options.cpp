@@ -1,5 +1,7 @@
 #include "engine_options.h"
 
+#include "util/thread_pool.h"
+
 namespace db::cli {
 
 void add_engine_options(CLI::App& app, EngineOptions& o, bool with_max_num_seqs) {

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <set>
 #include <string>
-#include <thread>
 
 #include "engine/memory_info.h"
 #include "kvcache/kv_cache_spec.h"
@@ -26,11 +25,6 @@ void check_config(const EngineConfig& c) {
   if (c.kv_cache_memory == 0 && !(c.kv_cache_fraction > 0 && c.kv_cache_fraction <= 1))
     throw Error("kv_cache_fraction: must be in (0, 1], got " + std::to_string(c.kv_cache_fraction));
   if (c.threads < 0) throw Error("threads: must not be negative, got " + std::to_string(c.threads));
-}
-
-int resolve_threads(int threads) {
-  if (threads > 0) return threads;
-  return std::max(1u, std::thread::hardware_concurrency());
 }
 
 }  // namespace

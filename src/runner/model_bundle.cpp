@@ -1,9 +1,7 @@
 #include "runner/model_bundle.h"
 
-#include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -44,8 +42,7 @@ ModelBundle::~ModelBundle() = default;
 std::unique_ptr<ModelBundle> ModelBundle::open(const std::string& path, int load_threads) {
   std::unique_ptr<ModelBundle> b(new ModelBundle());
   {
-    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    ThreadPool load_pool(load_threads != 0 ? load_threads : cores);  // throws db::Error when negative
+    ThreadPool load_pool(load_threads != 0 ? load_threads : resolve_threads(0));  // throws db::Error when negative
     b->model_ = load_model(path, &load_pool);
   }
   std::optional<std::string> tmpl;

@@ -23,6 +23,11 @@
 
 namespace db {
 
+int resolve_threads(int threads) {
+  if (threads > 0) return threads;
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 namespace {
 
 void cpu_relax() {

@@ -11,6 +11,9 @@
 
 namespace db {
 
+// `threads` if positive, else one per core (the meaning of a thread count of 0).
+int resolve_threads(int threads);
+
 class ThreadPool {
  public:
   explicit ThreadPool(int n_threads);
