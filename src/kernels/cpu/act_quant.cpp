@@ -34,6 +34,10 @@ float half_rounded_scale(float d) {
 
 }  // namespace
 
+int64_t act_slot(const QuantizedActs& a, int64_t t, int64_t b) {
+  return ((t / kActTileTokens) * a.nblocks + b) * kActTileTokens + t % kActTileTokens;
+}
+
 void quantize_row_q8x32_scalar(const float* x, int64_t cols, int8_t* qs, float* d, float* ds, int32_t* isum) {
   for (int64_t b = 0; b < cols / 32; ++b) {
     d[b] = quantize_block(x + 32 * b, 32, qs + 32 * b);

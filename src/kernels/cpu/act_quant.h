@@ -10,6 +10,17 @@
 // activation blocks do, and ds = d * sum(q) from the rounded d (exact in float).
 // Every ISA variant of the quantizer produces identical bytes.
 //
+// Two layouts of the same values (ActLayout):
+//  - Rows: token t's codes at qs + t * qs_stride (block b at + b * block), its
+//    per-block values d / ds / isum at index t * nblocks + b, bsums at 16 times that.
+//  - Tiles (read by the panel kernels): tokens in tiles of kActTileTokens, and
+//    inside a tile block-major. Token t's block b is slot
+//      act_slot(a, t, b) = ((t / kActTileTokens) * nblocks + b) * kActTileTokens + t % kActTileTokens,
+//    its codes at qs + slot * block, d / ds / isum at [slot], bsums at 16 * slot.
+//    The tokens of a tile that share block b lie in consecutive slots, so a
+//    kernel finds token t + j at a fixed distance from token t. Slots of the
+//    padding tokens of the last tile are left unwritten.
+//
 // Plain data only (no member functions or default member initializers, so no
 // inline code is emitted): ISA-specific files include this header. Value-initialize ({}).
 #pragma once
@@ -17,18 +28,26 @@
 
 namespace db::kernels {
 
+enum class ActLayout : uint8_t { Rows, Tiles };
+inline constexpr int kActTileTokens = 16;
+
 struct QuantizedActs {
+  ActLayout layout;
   int64_t n_tokens;   // rows (tokens)
   int64_t cols;       // elements per row
   int block;         // 32 (Q8x32) or 256 (Q8x256)
   int64_t nblocks;    // cols / block
-  int64_t qs_stride;  // bytes between rows of qs (a multiple of 64)
+  int64_t qs_stride;  // Rows: bytes between rows of qs (a multiple of 64); Tiles: bytes per token (cols)
+  // Shapes below are the Rows layout's; Tiles holds the same arrays by slot.
   int8_t* qs;   // [n_tokens][qs_stride] codes, 64-byte aligned rows
   float* d;     // [n_tokens][nblocks] block scales
   float* ds;    // Q8x32: [n_tokens][nblocks] d * sum(q) of each block; else null
   int32_t* isum;   // Q8x32: [n_tokens][nblocks] sum(q) of each block; else null
   int16_t* bsums;  // Q8x256: [n_tokens][nblocks * 16] sums of q per 16 elements; else null
 };
+
+// Slot of token t's block b in the Tiles layout (see above).
+int64_t act_slot(const QuantizedActs& a, int64_t t, int64_t b);
 
 // Quantizes one row of `cols` floats (cols % 32 == 0) into Q8x32 form.
 using QuantizeRowQ8x32Fn = void (*)(const float* x, int64_t cols, int8_t* qs, float* d, float* ds, int32_t* isum);

@@ -6,11 +6,11 @@
 // depends on the chunking, the thread count or the other tokens of the batch.
 #include <algorithm>
 #include <string>
-#include <vector>
 
 #include "kernels/cpu/activations.h"
 #include "kernels/cpu/matmul_dispatch.h"
 #include "kernels/cpu/panels.h"
+#include "kernels/cpu/quantize_acts.h"
 #include "kernels/dequantize.h"
 #include "kernels/matmul.h"
 #include "util/error.h"
@@ -39,56 +39,6 @@ GemmTileFn kernel_for(const GemmKernels& k, const TensorView& w) {
     case DType::Q6_K: return k.q6_k;
     default: return nullptr;
   }
-}
-
-// Reusable, 64-byte aligned scratch of the calling thread, one per activation format.
-uint8_t* scratch(int slot, size_t bytes) {
-  thread_local std::vector<uint8_t> bufs[2];
-  std::vector<uint8_t>& buf = bufs[slot];
-  if (buf.size() < bytes + 64) buf.resize(bytes + 64);
-  const auto addr = reinterpret_cast<uintptr_t>(buf.data());
-  return buf.data() + ((64 - addr % 64) % 64);
-}
-
-size_t align64(size_t n) { return (n + 63) / 64 * 64; }
-
-QuantizedActs quantize_acts(const GemmKernels& k, int block, const float* X, int64_t n_tokens, int64_t cols,
-                            ThreadPool& pool) {
-  QuantizedActs a{};
-  a.n_tokens = n_tokens;
-  a.cols = cols;
-  a.block = block;
-  a.nblocks = cols / block;
-  a.qs_stride = static_cast<int64_t>(align64(static_cast<size_t>(cols)));
-  const size_t qs_bytes = static_cast<size_t>(n_tokens * a.qs_stride);
-  const size_t d_bytes = align64(static_cast<size_t>(n_tokens * a.nblocks) * sizeof(float));
-  // Q8x32: ds and isum (4 bytes per block each); Q8x256: 16 bsums per block.
-  const size_t extra_bytes = block == 32 ? 2 * d_bytes : align64(static_cast<size_t>(n_tokens * a.nblocks * 16) * 2);
-  uint8_t* base = scratch(block == 32 ? 0 : 1, qs_bytes + d_bytes + extra_bytes);
-  a.qs = reinterpret_cast<int8_t*>(base);
-  a.d = reinterpret_cast<float*>(base + qs_bytes);
-  if (block == 32) {
-    a.ds = reinterpret_cast<float*>(base + qs_bytes + d_bytes);
-    a.isum = reinterpret_cast<int32_t*>(base + qs_bytes + 2 * d_bytes);
-  } else {
-    a.bsums = reinterpret_cast<int16_t*>(base + qs_bytes + d_bytes);
-  }
-  auto quantize_rows = [&](int64_t begin, int64_t end) {
-    for (int64_t t = begin; t < end; ++t) {
-      const float* x = X + t * cols;
-      int8_t* qs = a.qs + t * a.qs_stride;
-      float* d = a.d + t * a.nblocks;
-      if (block == 32)
-        k.quantize_q8x32(x, cols, qs, d, a.ds + t * a.nblocks, a.isum + t * a.nblocks);
-      else
-        k.quantize_q8x256(x, cols, qs, d, a.bsums + t * a.nblocks * 16);
-    }
-  };
-  if (n_tokens * cols < 16384)
-    quantize_rows(0, n_tokens);  // too little work to be worth a fork
-  else
-    pool.parallel_for(n_tokens, quantize_rows);
-  return a;
 }
 
 // Row tiles ahead of the current one whose weights are prefetched: a product
@@ -173,15 +123,15 @@ struct Product {
   int64_t tile_begin(int64_t c) const { return row_tiles * c / n_chunks; }
 };
 
-// The activations of one step in every format a group needs (quantized lazily, once).
+// The activations of one step in every format and layout a group needs (quantized lazily, once).
 class SharedActs {
  public:
   SharedActs(const GemmKernels& k, const float* X, int64_t n_tokens, int64_t cols, ThreadPool& pool)
       : k_(k), x_(X), n_tokens_(n_tokens), cols_(cols), pool_(pool) {}
-  const QuantizedActs* get(int block) {
-    const int i = block == 32 ? 0 : 1;
+  const QuantizedActs* get(int block, ActLayout layout) {
+    const int i = (block == 32 ? 0 : 1) + (layout == ActLayout::Tiles ? 2 : 0);
     if (!ready_[i]) {
-      acts_[i] = quantize_acts(k_, block, x_, n_tokens_, cols_, pool_);
+      acts_[i] = quantize_acts(k_, block, layout, x_, n_tokens_, cols_, pool_);
       ready_[i] = true;
     }
     return &acts_[i];
@@ -192,8 +142,8 @@ class SharedActs {
   const float* x_;
   int64_t n_tokens_, cols_;
   ThreadPool& pool_;
-  QuantizedActs acts_[2]{};
-  bool ready_[2] = {false, false};
+  QuantizedActs acts_[4]{};
+  bool ready_[4] = {false, false, false, false};
 };
 
 Product prepare(const GemmKernels& k, IsaLevel level, const TensorView& W, const float* X, int64_t n_tokens, float* Y,
@@ -213,7 +163,10 @@ Product prepare(const GemmKernels& k, IsaLevel level, const TensorView& W, const
   p.base.ldy = p.rows;
   int64_t act_row_bytes = W.cols() * static_cast<int64_t>(sizeof(float));
   if (is_quantized(W.dtype)) {
-    p.base.acts = acts.get(block_size(W.dtype) == 256 ? 256 : 32);
+    // The panel kernels read token-interleaved tiles (their token tiles never straddle one).
+    static_assert(kPanelTileTokens == kActTileTokens);
+    const bool panels = W.layout == TensorLayout::Panels16;
+    p.base.acts = acts.get(block_size(W.dtype) == 256 ? 256 : 32, panels ? ActLayout::Tiles : ActLayout::Rows);
     act_row_bytes = p.base.acts->qs_stride;
   } else {
     p.base.x = X;

@@ -1,5 +1,6 @@
 // Scalar Panels16 kernels: the reference the vector kernels equal bit for bit
-// (the formula and operation order are in kernels/cpu/panels.h).
+// (the formula and operation order are in kernels/cpu/panels.h). Activations
+// in the Tiles layout (kernels/cpu/act_quant.h).
 #include <cmath>
 
 #include "kernels/cpu/panel_k_layout.h"
@@ -31,13 +32,13 @@ void panel_gemm(const GemmTile& t) {
       for (int64_t b = 0; b < nb; ++b) {
         const uint8_t* codes = t.w + b * code_bytes;
         const uint8_t* header = t.w + nb * code_bytes + b * header_bytes;
-        const int8_t* q = a.qs + tok * a.qs_stride + b * kQK;
-        const int32_t isum = a.isum[tok * a.nblocks + b];
-        int32_t dot = -kZeroPoint * isum;
+        const int64_t slot = act_slot(a, tok, b);
+        const int8_t* q = a.qs + slot * kQK;
+        int32_t dot = -kZeroPoint * a.isum[slot];
         for (int k = 0; k < kQK; ++k) dot += code<T>(codes, r, k) * q[k];
         const float d = fp16_to_f32(load_u16(header + 2 * r));
-        if (T == DType::Q4_1) acc = std::fma(fp16_to_f32(load_u16(header + 32 + 2 * r)), a.ds[tok * a.nblocks + b], acc);
-        acc = std::fma(static_cast<float>(dot), d * a.d[tok * a.nblocks + b], acc);
+        if (T == DType::Q4_1) acc = std::fma(fp16_to_f32(load_u16(header + 32 + 2 * r)), a.ds[slot], acc);
+        acc = std::fma(static_cast<float>(dot), d * a.d[slot], acc);
       }
       t.y[j * t.ldy + r] = acc;
     }
@@ -79,10 +80,11 @@ void panel_k_gemm(const GemmTile& t) {
     const int64_t tok = t.t0 + j;
     for (int r = 0; r < t.nr; ++r) {
       float acc = 0.0f;
-      for (int64_t b = 0; b < nb; ++b)
-        acc = k_block<T>(t.w + b * code_bytes, t.w + nb * code_bytes + b * header_bytes, r,
-                         a.qs + tok * a.qs_stride + 256 * b, a.bsums + (tok * a.nblocks + b) * 16,
-                         a.d[tok * a.nblocks + b], acc);
+      for (int64_t b = 0; b < nb; ++b) {
+        const int64_t slot = act_slot(a, tok, b);
+        acc = k_block<T>(t.w + b * code_bytes, t.w + nb * code_bytes + b * header_bytes, r, a.qs + slot * 256,
+                         a.bsums + slot * 16, a.d[slot], acc);
+      }
       t.y[j * t.ldy + r] = acc;
     }
   }

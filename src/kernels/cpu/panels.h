@@ -73,8 +73,10 @@ void pack_panels(DType t, const uint8_t* src, int64_t src_stride, int64_t rows, 
 void unpack_panel_row(DType t, const uint8_t* panels, int64_t cols, int64_t r, uint8_t* dst);
 
 // Panel kernels (GemmKernels::panel_*): GemmTile.w is the group's first byte,
-// nr <= 16 rows of it, nt <= kPanelTileTokens tokens; w_stride is unused.
-inline constexpr int kPanelTileTokens = 8;
+// nr <= 16 rows of it, nt <= kPanelTileTokens tokens; w_stride is unused. The
+// activations are in the Tiles layout (kernels/cpu/act_quant.h), and a tile's
+// tokens lie in one activation tile (t0 % kActTileTokens + nt <= kActTileTokens).
+inline constexpr int kPanelTileTokens = 16;
 
 namespace scalar {
 void panel_q4_0(const GemmTile&);

@@ -46,27 +46,30 @@ void Block32Products<W>::products(const GemmTile& t, const uint8_t* group, __m51
   const QuantizedActs& a = *t.acts;
   const int64_t nb = t.cols / kQK;
   const uint8_t* headers = group + nb * W::kCodeBytes;
-  for (int j = 0; j < NT; ++j) acc[j] = _mm512_setzero_ps();
+  __m512 sum[NT];
+  for (int j = 0; j < NT; ++j) sum[j] = _mm512_setzero_ps();
+  const int64_t slot0 = act_slot(a, t.t0, 0);  // token t0 + j's block b: slot0 + b * kActTileTokens + j
   for (int64_t b = 0; b < nb; ++b) {
     prefetch_ahead(group + b * W::kCodeBytes, W::kCodeBytes);
     W w;
     w.load(group + b * W::kCodeBytes, headers + b * W::kHeaderBytes);
-#pragma GCC unroll 8
+    const int64_t slot = slot0 + b * kActTileTokens;
+    __m512i s[NT];
+    const int8_t* q[NT];
+#pragma GCC unroll 16
     for (int j = 0; j < NT; ++j) {
-      const int64_t tb = (t.t0 + j) * a.nblocks + b;
-      const int8_t* q = a.qs + (t.t0 + j) * a.qs_stride + b * kQK;
-      // Two independent chains of 4 products, summed: exact integers either way.
-      __m512i s0 = W::kZeroPoint ? _mm512_set1_epi32(-W::kZeroPoint * a.isum[tb]) : _mm512_setzero_si512();
-      __m512i s1 = _mm512_setzero_si512();
-      for (int i = 0; i < 8; i += 2) {
-        s0 = _mm512_dpbusd_epi32(s0, w.c[i], broadcast4(q + 4 * i));
-        s1 = _mm512_dpbusd_epi32(s1, w.c[i + 1], broadcast4(q + 4 * i + 4));
-      }
-      const __m512 dot = _mm512_cvtepi32_ps(_mm512_add_epi32(s0, s1));
-      if (W::kHasMin) acc[j] = _mm512_fmadd_ps(w.m, _mm512_set1_ps(a.ds[tb]), acc[j]);
-      acc[j] = _mm512_fmadd_ps(dot, _mm512_mul_ps(w.d, _mm512_set1_ps(a.d[tb])), acc[j]);
+      s[j] = W::kZeroPoint ? _mm512_set1_epi32(-W::kZeroPoint * a.isum[slot + j]) : _mm512_setzero_si512();
+      q[j] = a.qs + (slot + j) * kQK;
+    }
+    add_dots<0, 8>(w.c, q, s);
+#pragma GCC unroll 16
+    for (int j = 0; j < NT; ++j) {
+      const __m512 dot = _mm512_cvtepi32_ps(s[j]);
+      if (W::kHasMin) sum[j] = _mm512_fmadd_ps(w.m, _mm512_set1_ps(a.ds[slot + j]), sum[j]);
+      sum[j] = _mm512_fmadd_ps(dot, _mm512_mul_ps(w.d, _mm512_set1_ps(a.d[slot + j])), sum[j]);
     }
   }
+  for (int j = 0; j < NT; ++j) acc[j] = sum[j];
 }
 
 }  // namespace

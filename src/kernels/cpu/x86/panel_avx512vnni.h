@@ -48,6 +48,28 @@ void prefetch_ahead(const uint8_t* codes, int64_t bytes) {
   for (int64_t l = 0; l < bytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(ahead + l), _MM_HINT_T0);
 }
 
+// s[j] += the dot products of token j (its activation codes at q[j]) with code
+// registers w[I0, I1), where w[i] holds elements 4i..4i+3 of every row.
+// Register order outer, tokens inner, so the tokens' chains are independent;
+// below 4 tokens each token gets a second chain (odd registers), added at the
+// end, to hide the product latency. Exact integers in any order.
+template <int I0, int I1, int NT>
+DB_PANEL_INLINE void add_dots(const __m512i (&w)[8], const int8_t* const (&q)[NT], __m512i (&s)[NT]) {
+  constexpr bool kTwoChains = NT < 4;
+  __m512i odd[NT];
+  if constexpr (kTwoChains)
+    for (int j = 0; j < NT; ++j) odd[j] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+  for (int i = I0; i < I1; ++i)
+#pragma GCC unroll 16
+    for (int j = 0; j < NT; ++j) {
+      __m512i& chain = kTwoChains && (i & 1) ? odd[j] : s[j];
+      chain = _mm512_dpbusd_epi32(chain, w[i], broadcast4(q[j] + 4 * i));
+    }
+  if constexpr (kTwoChains)
+    for (int j = 0; j < NT; ++j) s[j] = _mm512_add_epi32(s[j], odd[j]);
+}
+
 __mmask16 row_mask(const GemmTile& t) { return static_cast<__mmask16>((1u << t.nr) - 1u); }
 
 // P::products<NT>(tile, group, acc) sets acc[j] to the 16 rows of the group
@@ -70,43 +92,57 @@ void run_swiglu(const GemmTile& t, const uint8_t* up) {
   for (int j = 0; j < NT; ++j) _mm512_mask_storeu_ps(t.y + j * t.ldy, row_mask(t), _mm512_mul_ps(silu[j], u[j]));
 }
 
-// Calls K::template call<NT>(args...) with NT = nt (1..kPanelTileTokens).
+// Calls K::template call<NT>(tile, args...) for the tile's t.nt tokens: once
+// for nt in 1..8, 12 or 16 (the shapes compiled), else for its first 12 or 8
+// tokens and then for the rest.
 template <class K, class... Args>
-void with_tokens(int nt, Args... args) {
-  static_assert(kPanelTileTokens == 8);
-  switch (nt) {
-    case 1: return K::template call<1>(args...);
-    case 2: return K::template call<2>(args...);
-    case 3: return K::template call<3>(args...);
-    case 4: return K::template call<4>(args...);
-    case 5: return K::template call<5>(args...);
-    case 6: return K::template call<6>(args...);
-    case 7: return K::template call<7>(args...);
-    default: return K::template call<8>(args...);
+void with_tokens(const GemmTile& t, Args... args) {
+  static_assert(kPanelTileTokens == 16);
+  switch (t.nt) {
+    case 1: return K::template call<1>(t, args...);
+    case 2: return K::template call<2>(t, args...);
+    case 3: return K::template call<3>(t, args...);
+    case 4: return K::template call<4>(t, args...);
+    case 5: return K::template call<5>(t, args...);
+    case 6: return K::template call<6>(t, args...);
+    case 7: return K::template call<7>(t, args...);
+    case 8: return K::template call<8>(t, args...);
+    case 12: return K::template call<12>(t, args...);
+    case 16: return K::template call<16>(t, args...);
+    default: {
+      const int head = t.nt > 12 ? 12 : 8;
+      GemmTile first = t, rest = t;
+      first.nt = head;
+      rest.t0 += head;
+      rest.y += head * t.ldy;
+      rest.nt -= head;
+      with_tokens<K>(first, args...);
+      return with_tokens<K>(rest, args...);
+    }
   }
 }
 
 template <class P>
 struct GemmCall {
   template <int NT>
-  static void call(const GemmTile* t) { run<P, NT>(*t); }
+  static void call(const GemmTile& t) { run<P, NT>(t); }
 };
 
 template <class P>
 struct SwigluCall {
   template <int NT>
-  static void call(const GemmTile* t, const uint8_t* up) { run_swiglu<P, NT>(*t, up); }
+  static void call(const GemmTile& t, const uint8_t* up) { run_swiglu<P, NT>(t, up); }
 };
 
 // The tile kernels of products P.
 template <class P>
 void panel_gemm(const GemmTile& t) {
-  with_tokens<GemmCall<P>>(t.nt, &t);
+  with_tokens<GemmCall<P>>(t);
 }
 
 template <class P>
 void panel_gemm_swiglu(const GemmTile& t, const uint8_t* up) {
-  with_tokens<SwigluCall<P>>(t.nt, &t, up);
+  with_tokens<SwigluCall<P>>(t, up);
 }
 
 }  // namespace

@@ -61,30 +61,31 @@ DB_PANEL_INLINE void load_chunk(const uint8_t* codes, int c, __m512i (&w)[8]) {
   }
 }
 
-// Dot products of one token with the two 16-element halves of a chunk.
-struct HalfDots {
-  __m512i lo, hi;
-};
-
-DB_PANEL_INLINE HalfDots chunk_dots(const __m512i (&w)[8], const int8_t* q) {
-  HalfDots s{_mm512_setzero_si512(), _mm512_setzero_si512()};
-  for (int i = 0; i < 4; ++i) {
-    s.lo = _mm512_dpbusd_epi32(s.lo, w[i], broadcast4(q + 4 * i));
-    s.hi = _mm512_dpbusd_epi32(s.hi, w[i + 4], broadcast4(q + 16 + 4 * i));
-  }
-  return s;
+// The tile's activation codes of chunk c, per token, from the activation
+// slot of the tile's first token in the super-block.
+template <int NT>
+DB_PANEL_INLINE void chunk_acts(const QuantizedActs& a, int64_t slot, int c, const int8_t* (&q)[NT]) {
+  for (int j = 0; j < NT; ++j) q[j] = a.qs + (slot + j) * 256 + 32 * c;
 }
 
-// Zeroes acc, then calls body(b, codes, header) for each super-block b of the
-// group, its codes prefetched ahead.
+// s[j] = the dot products of token j with code registers w[I0, I1) of a chunk.
+template <int I0, int I1, int NT>
+DB_PANEL_INLINE void chunk_dots(const __m512i (&w)[8], const int8_t* const (&q)[NT], __m512i (&s)[NT]) {
+  for (int j = 0; j < NT; ++j) s[j] = _mm512_setzero_si512();
+  add_dots<I0, I1>(w, q, s);
+}
+
+// Zeroes acc, then calls body(slot, codes, header) for each super-block of the
+// group, its codes prefetched ahead; slot + j is token t0 + j's activation
+// slot in that super-block.
 template <class F, int NT, class Body>
 void for_each_super_block(const GemmTile& t, const uint8_t* group, __m512 (&acc)[NT], const Body& body) {
-  const int64_t nb = t.cols / 256;
+  const int64_t nb = t.cols / 256, slot0 = act_slot(*t.acts, t.t0, 0);
   for (int j = 0; j < NT; ++j) acc[j] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* codes = group + b * F::kCodeBytes;
     prefetch_ahead(codes, F::kCodeBytes);
-    body(b, codes, group + nb * F::kCodeBytes + b * F::kHeaderBytes);
+    body(slot0 + b * kActTileTokens, codes, group + nb * F::kCodeBytes + b * F::kHeaderBytes);
   }
 }
 
@@ -95,18 +96,18 @@ struct KMinProducts {
   template <int NT>
   static void products(const GemmTile& t, const uint8_t* group, __m512 (&acc)[NT]) {
     const QuantizedActs& a = *t.acts;
-    for_each_super_block<F>(t, group, acc, [&](int64_t b, const uint8_t* codes, const uint8_t* header) {
+    for_each_super_block<F>(t, group, acc, [&](int64_t slot, const uint8_t* codes, const uint8_t* header) {
       __m512i scaled[NT];
       for (int j = 0; j < NT; ++j) scaled[j] = _mm512_setzero_si512();
       for (int c = 0; c < 8; ++c) {
-        __m512i w[8];
+        __m512i w[8], s[NT];
+        const int8_t* q[NT];
         load_chunk<T>(codes, c, w);
+        chunk_acts(a, slot, c, q);
+        chunk_dots<0, 8>(w, q, s);
         const __m512i sc = _mm512_cvtepu8_epi32(load128(codes + F::kScales + 16 * c));
-#pragma GCC unroll 8
-        for (int j = 0; j < NT; ++j) {
-          const HalfDots s = chunk_dots(w, a.qs + (t.t0 + j) * a.qs_stride + 256 * b + 32 * c);
-          scaled[j] = _mm512_add_epi32(scaled[j], _mm512_mullo_epi32(_mm512_add_epi32(s.lo, s.hi), sc));
-        }
+#pragma GCC unroll 16
+        for (int j = 0; j < NT; ++j) scaled[j] = _mm512_add_epi32(scaled[j], _mm512_mullo_epi32(s[j], sc));
       }
       // Each lane's min twice, as two int16: one vpdpwssd multiplies it by a sub-block's two bsums.
       __m512i mins[8];
@@ -116,11 +117,10 @@ struct KMinProducts {
       }
       const __m512 d = load_halves(header), dmin = load_halves(header + 32);
       for (int j = 0; j < NT; ++j) {
-        const int64_t tb = (t.t0 + j) * a.nblocks + b;
-        const int16_t* bsums = a.bsums + tb * 16;
+        const int16_t* bsums = a.bsums + (slot + j) * 16;
         __m512i m = _mm512_setzero_si512();
         for (int s = 0; s < 8; ++s) m = _mm512_dpwssd_epi32(m, mins[s], broadcast4(bsums + 2 * s));
-        const __m512 da = _mm512_set1_ps(a.d[tb]);
+        const __m512 da = _mm512_set1_ps(a.d[slot + j]);
         acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(scaled[j]), _mm512_mul_ps(d, da), acc[j]);
         acc[j] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(m), _mm512_mul_ps(dmin, da), acc[j]);
       }
@@ -134,28 +134,31 @@ struct Q6KProducts {
   template <int NT>
   static void products(const GemmTile& t, const uint8_t* group, __m512 (&acc)[NT]) {
     const QuantizedActs& a = *t.acts;
-    for_each_super_block<F>(t, group, acc, [&](int64_t b, const uint8_t* codes, const uint8_t* header) {
+    for_each_super_block<F>(t, group, acc, [&](int64_t slot, const uint8_t* codes, const uint8_t* header) {
       __m512i sum[NT];
       for (int j = 0; j < NT; ++j) sum[j] = _mm512_setzero_si512();
       for (int c = 0; c < 8; ++c) {
-        __m512i w[8];
+        __m512i w[8], s[NT];
+        const int8_t* q[NT];
         load_chunk<DType::Q6_K>(codes, c, w);
+        chunk_acts(a, slot, c, q);
         // Per lane the scales of sub-blocks 2c and 2c + 1 as two int16.
         const __m512i pair = _mm512_cvtepi8_epi16(load256(codes + F::kScales + 32 * c));
         const __m512i sc_lo = _mm512_srai_epi32(_mm512_slli_epi32(pair, 16), 16), sc_hi = _mm512_srai_epi32(pair, 16);
         const __m512i zero_point = _mm512_mullo_epi16(pair, _mm512_set1_epi16(-32));
-#pragma GCC unroll 8
-        for (int j = 0; j < NT; ++j) {
-          const int64_t tb = (t.t0 + j) * a.nblocks + b;
-          const HalfDots s = chunk_dots(w, a.qs + (t.t0 + j) * a.qs_stride + 256 * b + 32 * c);
-          const __m512i scaled = _mm512_add_epi32(_mm512_mullo_epi32(s.lo, sc_lo), _mm512_mullo_epi32(s.hi, sc_hi));
-          sum[j] = _mm512_dpwssd_epi32(_mm512_add_epi32(sum[j], scaled), zero_point, broadcast4(a.bsums + tb * 16 + 2 * c));
-        }
+        chunk_dots<0, 4>(w, q, s);
+#pragma GCC unroll 16
+        for (int j = 0; j < NT; ++j) sum[j] = _mm512_add_epi32(sum[j], _mm512_mullo_epi32(s[j], sc_lo));
+        chunk_dots<4, 8>(w, q, s);
+#pragma GCC unroll 16
+        for (int j = 0; j < NT; ++j)
+          sum[j] = _mm512_dpwssd_epi32(_mm512_add_epi32(sum[j], _mm512_mullo_epi32(s[j], sc_hi)), zero_point,
+                                       broadcast4(a.bsums + (slot + j) * 16 + 2 * c));
       }
       const __m512 d = load_halves(header);
       for (int j = 0; j < NT; ++j)
         acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[j]),
-                                 _mm512_mul_ps(d, _mm512_set1_ps(a.d[(t.t0 + j) * a.nblocks + b])), acc[j]);
+                                 _mm512_mul_ps(d, _mm512_set1_ps(a.d[slot + j])), acc[j]);
     });
   }
 };

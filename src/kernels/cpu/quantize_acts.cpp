@@ -1,0 +1,110 @@
+#include "kernels/cpu/quantize_acts.h"
+
+#include <cstring>
+#include <vector>
+
+namespace db::kernels {
+
+namespace {
+
+size_t align64(size_t n) { return (n + 63) / 64 * 64; }
+
+// Reusable, 64-byte aligned scratch of the calling thread, one per (format, layout).
+uint8_t* scratch(int slot, size_t bytes) {
+  thread_local std::vector<uint8_t> bufs[4];
+  std::vector<uint8_t>& buf = bufs[slot];
+  if (buf.size() < bytes + 64) buf.resize(bytes + 64);
+  const auto addr = reinterpret_cast<uintptr_t>(buf.data());
+  return buf.data() + ((64 - addr % 64) % 64);
+}
+
+// One token row quantized in Rows form, for scattering into the Tiles layout.
+struct RowScratch {
+  std::vector<int8_t> qs;
+  std::vector<float> d, ds;
+  std::vector<int32_t> isum;
+  std::vector<int16_t> bsums;
+
+  void reserve(int64_t cols, int64_t nblocks) {
+    qs.resize(static_cast<size_t>(cols));
+    d.resize(static_cast<size_t>(nblocks));
+    ds.resize(static_cast<size_t>(nblocks));
+    isum.resize(static_cast<size_t>(nblocks));
+    bsums.resize(static_cast<size_t>(nblocks * 16));
+  }
+};
+
+void quantize_row(const GemmKernels& k, const QuantizedActs& a, const float* x, int8_t* qs, float* d, float* ds,
+                  int32_t* isum, int16_t* bsums) {
+  if (a.block == 32)
+    k.quantize_q8x32(x, a.cols, qs, d, ds, isum);
+  else
+    k.quantize_q8x256(x, a.cols, qs, d, bsums);
+}
+
+// Quantizes token t's row into its Tiles slots.
+void quantize_tiled_row(const GemmKernels& k, const QuantizedActs& a, const float* x, int64_t t) {
+  thread_local RowScratch row;
+  row.reserve(a.cols, a.nblocks);
+  quantize_row(k, a, x, row.qs.data(), row.d.data(), row.ds.data(), row.isum.data(), row.bsums.data());
+  for (int64_t b = 0; b < a.nblocks; ++b) {
+    const int64_t s = act_slot(a, t, b);
+    std::memcpy(a.qs + s * a.block, row.qs.data() + b * a.block, static_cast<size_t>(a.block));
+    a.d[s] = row.d[b];
+    if (a.block == 32) {
+      a.ds[s] = row.ds[b];
+      a.isum[s] = row.isum[b];
+    } else {
+      std::memcpy(a.bsums + 16 * s, row.bsums.data() + 16 * b, 16 * sizeof(int16_t));
+    }
+  }
+}
+
+}  // namespace
+
+QuantizedActs quantize_acts(const GemmKernels& k, int block, ActLayout layout, const float* X, int64_t n_tokens,
+                            int64_t cols, ThreadPool& pool) {
+  const bool tiles = layout == ActLayout::Tiles;
+  QuantizedActs a{};
+  a.layout = layout;
+  a.n_tokens = n_tokens;
+  a.cols = cols;
+  a.block = block;
+  a.nblocks = cols / block;
+  a.qs_stride = tiles ? cols : static_cast<int64_t>(align64(static_cast<size_t>(cols)));
+  // Tiles: room for whole tiles of tokens.
+  const int64_t slot_tokens = tiles ? (n_tokens + kActTileTokens - 1) / kActTileTokens * kActTileTokens : n_tokens;
+  const size_t qs_bytes = align64(static_cast<size_t>(slot_tokens * a.qs_stride));
+  const size_t d_bytes = align64(static_cast<size_t>(slot_tokens * a.nblocks) * sizeof(float));
+  // Q8x32: ds and isum (4 bytes per block each); Q8x256: 16 bsums per block.
+  const size_t extra_bytes =
+      block == 32 ? 2 * d_bytes : align64(static_cast<size_t>(slot_tokens * a.nblocks * 16) * sizeof(int16_t));
+  uint8_t* base = scratch((block == 32 ? 0 : 1) + (tiles ? 2 : 0), qs_bytes + d_bytes + extra_bytes);
+  a.qs = reinterpret_cast<int8_t*>(base);
+  a.d = reinterpret_cast<float*>(base + qs_bytes);
+  if (block == 32) {
+    a.ds = reinterpret_cast<float*>(base + qs_bytes + d_bytes);
+    a.isum = reinterpret_cast<int32_t*>(base + qs_bytes + 2 * d_bytes);
+  } else {
+    a.bsums = reinterpret_cast<int16_t*>(base + qs_bytes + d_bytes);
+  }
+  auto quantize_rows = [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const float* x = X + t * cols;
+      if (tiles) {
+        quantize_tiled_row(k, a, x, t);
+        continue;
+      }
+      const int64_t v = t * a.nblocks;
+      quantize_row(k, a, x, a.qs + t * a.qs_stride, a.d + v, a.ds ? a.ds + v : nullptr,
+                   a.isum ? a.isum + v : nullptr, a.bsums ? a.bsums + 16 * v : nullptr);
+    }
+  };
+  if (n_tokens * cols < 16384)
+    quantize_rows(0, n_tokens);  // too little work to be worth a fork
+  else
+    pool.parallel_for(n_tokens, quantize_rows);
+  return a;
+}
+
+}  // namespace db::kernels
