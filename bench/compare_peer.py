@@ -9,6 +9,9 @@ Measurements (2 threads by default):
   batched B      peer: llama-batched-bench -npp 128 -ntg 128 -npl B (S_TG t/s)
                  deepbatch bench --phase decode --input-len 128 --output-len 128, B sequences (decode tok/s)
 
+With --baseline, a second deepbatch build (say, the commit before a change) runs in
+the same rounds, and its medians and the ratio deepbatch / baseline are printed too.
+
 The peer is not part of this repository: pass the folder holding its binaries
 (--peer-bin). Models: any GGUF both engines load; bench/make_random_gguf.py writes
 one with random weights in the DeepSeek-R1-Distill-Qwen-1.5B shape, and the peer's
@@ -61,9 +64,9 @@ def peer_batched(args, model, batch):
     sys.exit("no result row in llama-batched-bench output:\n" + out[-2000:])
 
 
-def ours(args, model, phase, input_len, output_len, seqs, requests):
+def ours(binary, args, model, phase, input_len, output_len, seqs, requests):
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
-        run([args.binary, "bench", "-m", model, "-t", str(args.threads), "--phase", phase,
+        run([binary, "bench", "-m", model, "-t", str(args.threads), "--phase", phase,
              "--input-len", str(input_len), "--output-len", str(output_len), "--num-requests", str(requests),
              "--batch-sizes", str(seqs), "--no-enable-prefix-caching", "--output-json", f.name])
         r = json.load(open(f.name))["runs"][0]
@@ -77,6 +80,7 @@ def main():
     ap.add_argument("--binary", required=True, help="the deepbatch binary")
     ap.add_argument("--peer-bin", required=True, help="folder with llama-bench and llama-batched-bench")
     ap.add_argument("--model", action="append", required=True, help="NAME=PATH.gguf (repeatable)")
+    ap.add_argument("--baseline", help="a second deepbatch binary measured in the same rounds")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--batches", default="1,8,32,64", help="sequence counts of the batched decode")
@@ -85,13 +89,16 @@ def main():
     args = ap.parse_args()
     args.binary = os.path.abspath(args.binary)
     args.peer_bin = os.path.abspath(args.peer_bin)
+    binaries = {"deepbatch": args.binary}
+    if args.baseline:
+        binaries["baseline"] = os.path.abspath(args.baseline)
     skip = set(filter(None, args.skip.split(",")))
     batches = [int(b) for b in args.batches.split(",")]
 
-    samples = {}  # (model, measurement) -> {"deepbatch": [...], "peer": [...]}
+    samples = {}  # (model, measurement) -> {"deepbatch": [...], "peer": [...], "baseline": [...]}
 
     def add(key, engine, value):
-        samples.setdefault(key, {"deepbatch": [], "peer": []})[engine].append(value)
+        samples.setdefault(key, {e: [] for e in ["peer"] + list(binaries)})[engine].append(value)
         print("  %-10s %-16s %-9s %9.1f tok/s" % (key[0], key[1], engine, value), flush=True)
 
     for rnd in range(args.rounds):
@@ -100,24 +107,33 @@ def main():
             name, path = spec.split("=", 1)
             path = os.path.abspath(path)
             # Alternate which engine goes first so drift in machine load hits both alike.
-            order = ["peer", "deepbatch"] if rnd % 2 == 0 else ["deepbatch", "peer"]
+            order = ["peer"] + list(binaries)
+            if rnd % 2:
+                order.reverse()
             for engine in order:
+                binary = binaries.get(engine)
                 if "pp" not in skip:
                     add((name, "prompt 512"), engine, peer_bench(args, path, "pp") if engine == "peer"
-                        else ours(args, path, "prefill", 512, 1, 1, 2))
+                        else ours(binary, args, path, "prefill", 512, 1, 1, 2))
                 if "tg" not in skip:
                     add((name, "decode b1"), engine, peer_bench(args, path, "tg") if engine == "peer"
-                        else ours(args, path, "decode", 16, 128, 1, 1))
+                        else ours(binary, args, path, "decode", 16, 128, 1, 1))
                 if "batched" not in skip:
                     for b in batches:
                         add((name, "batched %d" % b), engine, peer_batched(args, path, b) if engine == "peer"
-                            else ours(args, path, "decode", 128, 128, b, b))
+                            else ours(binary, args, path, "decode", 128, 128, b, b))
 
     print("\nmedians over %d rounds, %d threads (tok/s):" % (args.rounds, args.threads))
-    print("%-10s %-16s %12s %12s %8s" % ("model", "measurement", "deepbatch", "peer", "ratio"))
+    base = "baseline" in binaries
+    print("%-10s %-16s %12s %12s %8s" % ("model", "measurement", "deepbatch", "peer", "ratio") +
+          ("%12s %8s" % ("baseline", "vs base") if base else ""))
     for (name, what), s in samples.items():
         d, p = statistics.median(s["deepbatch"]), statistics.median(s["peer"])
-        print("%-10s %-16s %12.1f %12.1f %7.2fx" % (name, what, d, p, d / p))
+        line = "%-10s %-16s %12.1f %12.1f %7.2fx" % (name, what, d, p, d / p)
+        if base:
+            b = statistics.median(s["baseline"])
+            line += "%12.1f %7.2fx" % (b, d / b)
+        print(line)
     if args.json:
         with open(args.json, "w") as f:
             json.dump([{"model": k[0], "measurement": k[1], **v} for k, v in samples.items()], f, indent=2)
