@@ -32,7 +32,6 @@ enum class ActLayout : uint8_t { Rows, Tiles };
 inline constexpr int kActTileTokens = 16;
 
 struct QuantizedActs {
-  ActLayout layout;
   int64_t n_tokens;   // rows (tokens)
   int64_t cols;       // elements per row
   int block;         // 32 (Q8x32) or 256 (Q8x256)

@@ -66,7 +66,6 @@ QuantizedActs quantize_acts(const GemmKernels& k, int block, ActLayout layout, c
                             int64_t cols, ThreadPool& pool) {
   const bool tiles = layout == ActLayout::Tiles;
   QuantizedActs a{};
-  a.layout = layout;
   a.n_tokens = n_tokens;
   a.cols = cols;
   a.block = block;
@@ -91,13 +90,12 @@ QuantizedActs quantize_acts(const GemmKernels& k, int block, ActLayout layout, c
   auto quantize_rows = [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
       const float* x = X + t * cols;
-      if (tiles) {
-        quantize_tiled_row(k, a, x, t);
-        continue;
-      }
       const int64_t v = t * a.nblocks;
-      quantize_row(k, a, x, a.qs + t * a.qs_stride, a.d + v, a.ds ? a.ds + v : nullptr,
-                   a.isum ? a.isum + v : nullptr, a.bsums ? a.bsums + 16 * v : nullptr);
+      if (tiles)
+        quantize_tiled_row(k, a, x, t);
+      else
+        quantize_row(k, a, x, a.qs + t * a.qs_stride, a.d + v, a.ds ? a.ds + v : nullptr,
+                     a.isum ? a.isum + v : nullptr, a.bsums ? a.bsums + 16 * v : nullptr);
     }
   };
   if (n_tokens * cols < 16384)
