@@ -42,12 +42,12 @@ void bench_quantize(benchmark::State& state, IsaLevel isa, int block) {
   const auto x = gaussian(kTokens * cols, 1);
   std::vector<int8_t> qs(x.size());
   std::vector<float> d(static_cast<size_t>(cols / 32)), ds(d.size());
-  std::vector<int32_t> isum(d.size());
+  std::vector<int32_t> zsum(d.size());
   std::vector<int16_t> bsums(static_cast<size_t>(cols / 16));
   for (auto _ : state) {
     for (int64_t t = 0; t < kTokens; ++t) {
       if (block == 32)
-        k.quantize_q8x32(x.data() + t * cols, cols, qs.data() + t * cols, d.data(), ds.data(), isum.data());
+        k.quantize_q8x32(x.data() + t * cols, cols, qs.data() + t * cols, d.data(), ds.data(), zsum.data());
       else
         k.quantize_q8x256(x.data() + t * cols, cols, qs.data() + t * cols, d.data(), bsums.data());
     }

@@ -38,14 +38,14 @@ int64_t act_slot(const QuantizedActs& a, int64_t t, int64_t b) {
   return ((t / kActTileTokens) * a.nblocks + b) * kActTileTokens + t % kActTileTokens;
 }
 
-void quantize_row_q8x32_scalar(const float* x, int64_t cols, int8_t* qs, float* d, float* ds, int32_t* isum) {
+void quantize_row_q8x32_scalar(const float* x, int64_t cols, int8_t* qs, float* d, float* ds, int32_t* zsum) {
   for (int64_t b = 0; b < cols / 32; ++b) {
     d[b] = quantize_block(x + 32 * b, 32, qs + 32 * b);
     int sum = 0;
     for (int j = 0; j < 32; ++j) sum += qs[32 * b + j];
     d[b] = half_rounded_scale(d[b]);
     ds[b] = d[b] * static_cast<float>(sum);
-    isum[b] = sum;
+    zsum[b] = -8 * sum;
   }
 }
 

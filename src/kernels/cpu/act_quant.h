@@ -1,7 +1,9 @@
 // Activations quantized on the fly to int8 for integer dot products against
 // quantized weights. Two granularities:
 //  - Q8x32 (for Q4_0 / Q4_1 / Q8_0 weights): 32-element blocks with a float
-//    scale d, the code sum isum = sum(q) and ds = d * isum per block;
+//    scale d, ds = d * sum(q) and zsum = -8 * sum(q) per block (zsum is the
+//    zero-point term of Q4_0 codes, ready for an integer accumulator; Q8_0's
+//    is 16 times it);
 //  - Q8x256 (for K-quant weights): 256-element blocks with a float scale d and
 //    the sums of q over each 16 elements (bsums).
 // Within a block d = max|x| / 127 and q = round_to_nearest_even(x * (1 / d)),
@@ -12,11 +14,11 @@
 //
 // Two layouts of the same values (ActLayout):
 //  - Rows: token t's codes at qs + t * qs_stride (block b at + b * block), its
-//    per-block values d / ds / isum at index t * nblocks + b, bsums at 16 times that.
+//    per-block values d / ds / zsum at index t * nblocks + b, bsums at 16 times that.
 //  - Tiles (read by the panel kernels): tokens in tiles of kActTileTokens, and
 //    inside a tile block-major. Token t's block b is slot
 //      act_slot(a, t, b) = ((t / kActTileTokens) * nblocks + b) * kActTileTokens + t % kActTileTokens,
-//    its codes at qs + slot * block, d / ds / isum at [slot], bsums at 16 * slot.
+//    its codes at qs + slot * block, d / ds / zsum at [slot], bsums at 16 * slot.
 //    The tokens of a tile that share block b lie in consecutive slots, so a
 //    kernel finds token t + j at a fixed distance from token t. Slots of the
 //    padding tokens of the last tile are left unwritten.
@@ -41,7 +43,7 @@ struct QuantizedActs {
   int8_t* qs;   // [n_tokens][qs_stride] codes, 64-byte aligned rows
   float* d;     // [n_tokens][nblocks] block scales
   float* ds;    // Q8x32: [n_tokens][nblocks] d * sum(q) of each block; else null
-  int32_t* isum;   // Q8x32: [n_tokens][nblocks] sum(q) of each block; else null
+  int32_t* zsum;   // Q8x32: [n_tokens][nblocks] -8 * sum(q) of each block; else null
   int16_t* bsums;  // Q8x256: [n_tokens][nblocks * 16] sums of q per 16 elements; else null
 };
 
@@ -49,20 +51,20 @@ struct QuantizedActs {
 int64_t act_slot(const QuantizedActs& a, int64_t t, int64_t b);
 
 // Quantizes one row of `cols` floats (cols % 32 == 0) into Q8x32 form.
-using QuantizeRowQ8x32Fn = void (*)(const float* x, int64_t cols, int8_t* qs, float* d, float* ds, int32_t* isum);
+using QuantizeRowQ8x32Fn = void (*)(const float* x, int64_t cols, int8_t* qs, float* d, float* ds, int32_t* zsum);
 // Quantizes one row of `cols` floats (cols % 256 == 0) into Q8x256 form.
 using QuantizeRowQ8x256Fn = void (*)(const float* x, int64_t cols, int8_t* qs, float* d, int16_t* bsums);
 
-void quantize_row_q8x32_scalar(const float* x, int64_t cols, int8_t* qs, float* d, float* ds, int32_t* isum);
+void quantize_row_q8x32_scalar(const float* x, int64_t cols, int8_t* qs, float* d, float* ds, int32_t* zsum);
 void quantize_row_q8x256_scalar(const float* x, int64_t cols, int8_t* qs, float* d, int16_t* bsums);
 
 namespace avx2 {
-void quantize_row_q8x32(const float* x, int64_t cols, int8_t* qs, float* d, float* ds, int32_t* isum);
+void quantize_row_q8x32(const float* x, int64_t cols, int8_t* qs, float* d, float* ds, int32_t* zsum);
 void quantize_row_q8x256(const float* x, int64_t cols, int8_t* qs, float* d, int16_t* bsums);
 }  // namespace avx2
 
 namespace avx512 {
-void quantize_row_q8x32(const float* x, int64_t cols, int8_t* qs, float* d, float* ds, int32_t* isum);
+void quantize_row_q8x32(const float* x, int64_t cols, int8_t* qs, float* d, float* ds, int32_t* zsum);
 }  // namespace avx512
 
 }  // namespace db::kernels

@@ -34,7 +34,7 @@ void panel_gemm(const GemmTile& t) {
         const uint8_t* header = t.w + nb * code_bytes + b * header_bytes;
         const int64_t slot = act_slot(a, tok, b);
         const int8_t* q = a.qs + slot * kQK;
-        int32_t dot = -kZeroPoint * a.isum[slot];
+        int32_t dot = (kZeroPoint / 8) * a.zsum[slot];
         for (int k = 0; k < kQK; ++k) dot += code<T>(codes, r, k) * q[k];
         const float d = fp16_to_f32(load_u16(header + 2 * r));
         if (T == DType::Q4_1) acc = std::fma(fp16_to_f32(load_u16(header + 32 + 2 * r)), a.ds[slot], acc);

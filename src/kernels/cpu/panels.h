@@ -20,14 +20,14 @@
 //
 // Every kernel computes, per (row, token), from acc = 0 and block by block,
 // with the token's block scale da:
-//   Q4_0, Q8_0:  dot = sum_k code[k] * a[k] - zp * isum   (zp 8 / 128)
+//   Q4_0, Q8_0:  dot = sum_k code[k] * a[k] + (zp / 8) * zsum   (zp 8 / 128)
 //                acc = fma(float(dot), d * da, acc)
 //   Q4_1:        acc = fma(m, ds, acc); acc = fma(float(dot), d * da, acc)   (zp 0)
 //   Q4_K, Q5_K:  S = sum_sb sc[sb] * dot(sb)   M = sum_sb mn[sb] * bsum32(sb)
 //                acc = fma(float(S), d * da, acc); acc = fma(-float(M), dmin * da, acc)
 //   Q6_K:        I = sum_g sc[g] * (dot(g) - 32 * bsum16(g))
 //                acc = fma(float(I), d * da, acc)
-// with isum / ds = da * isum the token's per-block code sums (Q8x32) and
+// with zsum = -8 * isum and ds = da * isum from the token's per-block code sums isum (Q8x32) and
 // bsum16 / bsum32 its sums per 16 / 32 elements (Q8x256), all integer sums
 // exact. The same float operations in the same order at every ISA level and
 // tile shape, so results are bit-identical across levels, tiles, threads and

@@ -22,22 +22,22 @@ uint8_t* scratch(int slot, size_t bytes) {
 struct RowScratch {
   std::vector<int8_t> qs;
   std::vector<float> d, ds;
-  std::vector<int32_t> isum;
+  std::vector<int32_t> zsum;
   std::vector<int16_t> bsums;
 
   void reserve(int64_t cols, int64_t nblocks) {
     qs.resize(static_cast<size_t>(cols));
     d.resize(static_cast<size_t>(nblocks));
     ds.resize(static_cast<size_t>(nblocks));
-    isum.resize(static_cast<size_t>(nblocks));
+    zsum.resize(static_cast<size_t>(nblocks));
     bsums.resize(static_cast<size_t>(nblocks * 16));
   }
 };
 
 void quantize_row(const GemmKernels& k, const QuantizedActs& a, const float* x, int8_t* qs, float* d, float* ds,
-                  int32_t* isum, int16_t* bsums) {
+                  int32_t* zsum, int16_t* bsums) {
   if (a.block == 32)
-    k.quantize_q8x32(x, a.cols, qs, d, ds, isum);
+    k.quantize_q8x32(x, a.cols, qs, d, ds, zsum);
   else
     k.quantize_q8x256(x, a.cols, qs, d, bsums);
 }
@@ -46,14 +46,14 @@ void quantize_row(const GemmKernels& k, const QuantizedActs& a, const float* x, 
 void quantize_tiled_row(const GemmKernels& k, const QuantizedActs& a, const float* x, int64_t t) {
   thread_local RowScratch row;
   row.reserve(a.cols, a.nblocks);
-  quantize_row(k, a, x, row.qs.data(), row.d.data(), row.ds.data(), row.isum.data(), row.bsums.data());
+  quantize_row(k, a, x, row.qs.data(), row.d.data(), row.ds.data(), row.zsum.data(), row.bsums.data());
   for (int64_t b = 0; b < a.nblocks; ++b) {
     const int64_t s = act_slot(a, t, b);
     std::memcpy(a.qs + s * a.block, row.qs.data() + b * a.block, static_cast<size_t>(a.block));
     a.d[s] = row.d[b];
     if (a.block == 32) {
       a.ds[s] = row.ds[b];
-      a.isum[s] = row.isum[b];
+      a.zsum[s] = row.zsum[b];
     } else {
       std::memcpy(a.bsums + 16 * s, row.bsums.data() + 16 * b, 16 * sizeof(int16_t));
     }
@@ -75,7 +75,7 @@ QuantizedActs quantize_acts(const GemmKernels& k, int block, ActLayout layout, c
   const int64_t slot_tokens = tiles ? (n_tokens + kActTileTokens - 1) / kActTileTokens * kActTileTokens : n_tokens;
   const size_t qs_bytes = align64(static_cast<size_t>(slot_tokens * a.qs_stride));
   const size_t d_bytes = align64(static_cast<size_t>(slot_tokens * a.nblocks) * sizeof(float));
-  // Q8x32: ds and isum (4 bytes per block each); Q8x256: 16 bsums per block.
+  // Q8x32: ds and zsum (4 bytes per block each); Q8x256: 16 bsums per block.
   const size_t extra_bytes =
       block == 32 ? 2 * d_bytes : align64(static_cast<size_t>(slot_tokens * a.nblocks * 16) * sizeof(int16_t));
   uint8_t* base = scratch((block == 32 ? 0 : 1) + (tiles ? 2 : 0), qs_bytes + d_bytes + extra_bytes);
@@ -83,7 +83,7 @@ QuantizedActs quantize_acts(const GemmKernels& k, int block, ActLayout layout, c
   a.d = reinterpret_cast<float*>(base + qs_bytes);
   if (block == 32) {
     a.ds = reinterpret_cast<float*>(base + qs_bytes + d_bytes);
-    a.isum = reinterpret_cast<int32_t*>(base + qs_bytes + 2 * d_bytes);
+    a.zsum = reinterpret_cast<int32_t*>(base + qs_bytes + 2 * d_bytes);
   } else {
     a.bsums = reinterpret_cast<int16_t*>(base + qs_bytes + d_bytes);
   }
@@ -95,7 +95,7 @@ QuantizedActs quantize_acts(const GemmKernels& k, int block, ActLayout layout, c
         quantize_tiled_row(k, a, x, t);
       else
         quantize_row(k, a, x, a.qs + t * a.qs_stride, a.d + v, a.ds ? a.ds + v : nullptr,
-                     a.isum ? a.isum + v : nullptr, a.bsums ? a.bsums + 16 * v : nullptr);
+                     a.zsum ? a.zsum + v : nullptr, a.bsums ? a.bsums + 16 * v : nullptr);
     }
   };
   if (n_tokens * cols < 16384)

@@ -27,7 +27,7 @@ std::vector<float> activations(int64_t n, uint32_t seed) {
 struct Q8 {
   std::vector<int8_t> qs;
   std::vector<float> d, ds;
-  std::vector<int32_t> isum;
+  std::vector<int32_t> zsum;
   std::vector<int16_t> bsums;
 };
 
@@ -38,8 +38,8 @@ Q8 quantize(const GemmKernels& k, int block, const std::vector<float>& x) {
   q.d.assign(static_cast<size_t>(nb), 0.0f);
   if (block == 32) {
     q.ds.assign(static_cast<size_t>(nb), 0.0f);
-    q.isum.assign(static_cast<size_t>(nb), 0);
-    k.quantize_q8x32(x.data(), n, q.qs.data(), q.d.data(), q.ds.data(), q.isum.data());
+    q.zsum.assign(static_cast<size_t>(nb), 0);
+    k.quantize_q8x32(x.data(), n, q.qs.data(), q.d.data(), q.ds.data(), q.zsum.data());
   } else {
     q.bsums.assign(static_cast<size_t>(nb * 16), 0);
     k.quantize_q8x256(x.data(), n, q.qs.data(), q.d.data(), q.bsums.data());
@@ -63,7 +63,7 @@ TEST(ActQuant, ScalarReconstructsWithinHalfAStep) {
       for (int j = 0; j < block; ++j) sum += q.qs[b * block + j];
       if (block == 32) {
         EXPECT_EQ(q.ds[b], q.d[b] * static_cast<float>(sum));
-        EXPECT_EQ(q.isum[b], sum);
+        EXPECT_EQ(q.zsum[b], -8 * sum);
       } else {
         int bsum_total = 0;
         for (int g = 0; g < 16; ++g) bsum_total += q.bsums[b * 16 + g];
@@ -96,7 +96,7 @@ TEST(ActQuant, Q8x32ScalesAreHalfRoundedInTheNormalHalfRange) {
         int sum = 0;
         for (int j = 0; j < 32; ++j) sum += q.qs[b * 32 + j];
         EXPECT_EQ(q.ds[b], q.d[b] * static_cast<float>(sum)) << isa_name(isa) << " block " << b;
-        EXPECT_EQ(q.isum[b], sum) << isa_name(isa) << " block " << b;
+        EXPECT_EQ(q.zsum[b], -8 * sum) << isa_name(isa) << " block " << b;
       }
     }
   }
@@ -113,7 +113,7 @@ TEST(ActQuant, EveryIsaMatchesScalarBitForBit) {
       EXPECT_EQ(got.qs, want.qs) << isa_name(isa) << " block " << block;
       EXPECT_EQ(got.d, want.d) << isa_name(isa);
       EXPECT_EQ(got.ds, want.ds) << isa_name(isa);
-      EXPECT_EQ(got.isum, want.isum) << isa_name(isa);
+      EXPECT_EQ(got.zsum, want.zsum) << isa_name(isa);
       EXPECT_EQ(got.bsums, want.bsums) << isa_name(isa);
     }
   }

@@ -50,14 +50,15 @@ float half_rounded_scale(float d) {
 
 }  // namespace
 
-void quantize_row_q8x32(const float* x, int64_t cols, int8_t* qs, float* d, float* ds, int32_t* isum) {
+void quantize_row_q8x32(const float* x, int64_t cols, int8_t* qs, float* d, float* ds, int32_t* zsum) {
   for (int64_t b = 0; b < cols / 32; ++b) {
     const float id = inverse_scale(block_amax(x + 32 * b, 32), &d[b]);
     __m256i s0, s1;
     quantize32(x + 32 * b, id, qs + 32 * b, &s0, &s1);
     d[b] = half_rounded_scale(d[b]);
-    isum[b] = hsum_epi32(_mm256_add_epi32(s0, s1));
-    ds[b] = d[b] * static_cast<float>(isum[b]);
+    const int32_t sum = hsum_epi32(_mm256_add_epi32(s0, s1));
+    ds[b] = d[b] * static_cast<float>(sum);
+    zsum[b] = -8 * sum;
   }
 }
 

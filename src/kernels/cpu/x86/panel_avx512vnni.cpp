@@ -33,6 +33,16 @@ using Q4_0Block = PanelBlock<4, 8, false>;
 using Q4_1Block = PanelBlock<4, 0, true>;
 using Q8_0Block = PanelBlock<8, 128, false>;
 
+// A token's -zp * sum(q) for one block in every lane, from its zsum = -8 * sum(q)
+// (broadcast straight from memory: no integer work per token).
+template <int ZeroPoint>
+DB_PANEL_INLINE __m512i zero_point_term(const int32_t* zsum) {
+  static_assert(ZeroPoint == 0 || ZeroPoint == 8 || ZeroPoint == 128);
+  if constexpr (ZeroPoint == 0) return _mm512_setzero_si512();
+  const __m512i z = _mm512_set1_epi32(*zsum);
+  return ZeroPoint == 8 ? z : _mm512_slli_epi32(z, 4);
+}
+
 // The products of a group in 32-element block format W (see run() in panel_avx512vnni.h).
 template <class W>
 struct Block32Products {
@@ -58,7 +68,7 @@ void Block32Products<W>::products(const GemmTile& t, const uint8_t* group, __m51
     const int8_t* q[NT];
 #pragma GCC unroll 16
     for (int j = 0; j < NT; ++j) {
-      s[j] = W::kZeroPoint ? _mm512_set1_epi32(-W::kZeroPoint * a.isum[slot + j]) : _mm512_setzero_si512();
+      s[j] = zero_point_term<W::kZeroPoint>(a.zsum + slot + j);
       q[j] = a.qs + (slot + j) * kQK;
     }
     add_dots<0, 8>(w.c, q, s);
