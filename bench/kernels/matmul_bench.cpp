@@ -70,7 +70,9 @@ void bench_matmul(benchmark::State& state, DType t, int64_t rows, int64_t cols, 
 
 void register_all() {
   const DType types[] = {DType::Q4_1, DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::F16, DType::F32};
-  const std::pair<int64_t, int64_t> shapes[] = {{576, 576}, {1536, 576}, {576, 1536}, {49152, 576}, {32768, 2048}};
+  // SmolLM2-135M (576 wide), DeepSeek-R1-Distill-Qwen-1.5B (1536 wide, FFN 8960) and a large square-ish shape.
+  const std::pair<int64_t, int64_t> shapes[] = {{576, 576},   {1536, 576},  {576, 1536},  {49152, 576},
+                                                {1536, 1536}, {8960, 1536}, {1536, 8960}, {32768, 2048}};
   for (DType t : types)
     for (auto [rows, cols] : shapes) {
       if (cols % db::block_size(t) != 0) continue;

@@ -47,8 +47,9 @@ void quantize_tiled_row(const GemmKernels& k, const QuantizedActs& a, const floa
   thread_local RowScratch row;
   row.reserve(a.cols, a.nblocks);
   quantize_row(k, a, x, row.qs.data(), row.d.data(), row.ds.data(), row.zsum.data(), row.bsums.data());
+  const int64_t slot0 = act_slot(a, t, 0);
   for (int64_t b = 0; b < a.nblocks; ++b) {
-    const int64_t s = act_slot(a, t, b);
+    const int64_t s = slot0 + b * kActTileTokens;
     std::memcpy(a.qs + s * a.block, row.qs.data() + b * a.block, static_cast<size_t>(a.block));
     a.d[s] = row.d[b];
     if (a.block == 32) {

@@ -81,7 +81,7 @@ TEST(ActQuant, Q8x32ScalesAreHalfRoundedInTheNormalHalfRange) {
     const auto isa = static_cast<IsaLevel>(level);
     if (!isa_supported(isa)) continue;
     for (float scale : {1.0f, 1e-3f, 1e-7f, 1e7f}) {
-      auto x = activations(8 * 32, 5);
+      auto x = activations(24 * 32, 5);  // 16 blocks quantized together, then 8 one by one
       for (auto& v : x) v *= scale;
       const Q8 q = quantize(gemm_kernels(isa), 32, x);
       for (size_t b = 0; b < q.d.size(); ++b) {
@@ -102,21 +102,29 @@ TEST(ActQuant, Q8x32ScalesAreHalfRoundedInTheNormalHalfRange) {
   }
 }
 
+// Blocks quantized 16 at a time (the AVX-512 Q8x32 quantizer) see scales from
+// 1e-9 to 1e9 side by side, a zero block among them.
+std::vector<float> mixed_scale_activations(int64_t n, uint32_t seed) {
+  auto x = activations(n, seed);
+  for (int64_t i = 0; i < n; ++i) x[static_cast<size_t>(i)] *= std::pow(10.0f, static_cast<float>((i / 32) % 19 - 9));
+  return x;
+}
+
 TEST(ActQuant, EveryIsaMatchesScalarBitForBit) {
-  const auto x = activations(8 * 256, 11);
-  for (int level = 1; level < kIsaLevelCount; ++level) {
-    const auto isa = static_cast<IsaLevel>(level);
-    if (!isa_supported(isa)) continue;
-    for (int block : {32, 256}) {
-      const Q8 want = quantize(gemm_kernels(IsaLevel::Scalar), block, x);
-      const Q8 got = quantize(gemm_kernels(isa), block, x);
-      EXPECT_EQ(got.qs, want.qs) << isa_name(isa) << " block " << block;
-      EXPECT_EQ(got.d, want.d) << isa_name(isa);
-      EXPECT_EQ(got.ds, want.ds) << isa_name(isa);
-      EXPECT_EQ(got.zsum, want.zsum) << isa_name(isa);
-      EXPECT_EQ(got.bsums, want.bsums) << isa_name(isa);
+  for (const auto& x : {activations(8 * 256, 11), mixed_scale_activations(9 * 256, 12)})
+    for (int level = 1; level < kIsaLevelCount; ++level) {
+      const auto isa = static_cast<IsaLevel>(level);
+      if (!isa_supported(isa)) continue;
+      for (int block : {32, 256}) {
+        const Q8 want = quantize(gemm_kernels(IsaLevel::Scalar), block, x);
+        const Q8 got = quantize(gemm_kernels(isa), block, x);
+        EXPECT_EQ(got.qs, want.qs) << isa_name(isa) << " block " << block;
+        EXPECT_EQ(got.d, want.d) << isa_name(isa);
+        EXPECT_EQ(got.ds, want.ds) << isa_name(isa);
+        EXPECT_EQ(got.zsum, want.zsum) << isa_name(isa);
+        EXPECT_EQ(got.bsums, want.bsums) << isa_name(isa);
+      }
     }
-  }
 }
 
 }  // namespace

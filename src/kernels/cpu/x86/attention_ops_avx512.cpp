@@ -24,6 +24,7 @@
 #include <limits>
 
 #include "kernels/cpu/attention_ops.h"
+#include "kernels/cpu/x86/avx512_util.h"
 #include "kernels/cpu/x86/exp_avx512.h"
 
 namespace db::kernels {
@@ -72,19 +73,8 @@ void load_rows(const void* base, DType dtype, const int64_t* slots, int n_rows, 
 }
 
 // v[j] (j < 16) -> one register whose lane j is the sum of v[j]'s lanes (the tree in the file comment).
-DB_INLINE __m512 reduce16(__m512 (&v)[16]) {
-  __m512 t[8];
-  for (int i = 0; i < 8; ++i)  // 128-bit lane: [a0+a2, b0+b2, a1+a3, b1+b3] of keys 2i, 2i+1
-    t[i] = _mm512_add_ps(_mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]), _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]));
-  __m512 u[4];
-  for (int i = 0; i < 4; ++i) {  // 128-bit lane: partial sums of keys 4i .. 4i+3
-    const __m512d a = _mm512_castps_pd(t[2 * i]), b = _mm512_castps_pd(t[2 * i + 1]);
-    u[i] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(a, b)), _mm512_castpd_ps(_mm512_unpackhi_pd(a, b)));
-  }
-  // Sum the four 128-bit lanes of u[i] into 128-bit lane i: (L0 + L1) + (L2 + L3).
-  const __m512 w01 = _mm512_add_ps(_mm512_shuffle_f32x4(u[0], u[1], 0x88), _mm512_shuffle_f32x4(u[0], u[1], 0xDD));
-  const __m512 w23 = _mm512_add_ps(_mm512_shuffle_f32x4(u[2], u[3], 0x88), _mm512_shuffle_f32x4(u[2], u[3], 0xDD));
-  return _mm512_add_ps(_mm512_shuffle_f32x4(w01, w23, 0x88), _mm512_shuffle_f32x4(w01, w23, 0xDD));
+DB_INLINE __m512 reduce16(const __m512 (&v)[16]) {
+  return transpose_reduce16(v, [](__m512 a, __m512 b) { return _mm512_add_ps(a, b); });
 }
 
 // Unscaled scores of one query against 16 key rows (row stride dpad = 16 * NB,
