@@ -18,7 +18,8 @@
 //  - Tiles (read by the panel kernels): tokens in tiles of kActTileTokens, and
 //    inside a tile block-major. Token t's block b is slot
 //      act_slot(a, t, b) = ((t / kActTileTokens) * nblocks + b) * kActTileTokens + t % kActTileTokens,
-//    its codes at qs + slot * block, d / ds / zsum at [slot], bsums at 16 * slot.
+//    its codes at qs + slot * block, d / ds / zsum at [slot], bsums at 16 * slot
+//    (and the Tiles-only zsum16 / bsum32 at 16 / 8 * slot).
 //    The tokens of a tile that share block b lie in consecutive slots, so a
 //    kernel finds token t + j at a fixed distance from token t. Slots of the
 //    padding tokens of the last tile are left unwritten.
@@ -45,6 +46,10 @@ struct QuantizedActs {
   float* ds;    // Q8x32: [n_tokens][nblocks] d * sum(q) of each block; else null
   int32_t* zsum;   // Q8x32: [n_tokens][nblocks] -8 * sum(q) of each block; else null
   int16_t* bsums;  // Q8x256: [n_tokens][nblocks * 16] sums of q per 16 elements; else null
+  // Q8x256 in the Tiles layout only (else null), derived from bsums for the
+  // K-quant panel kernels:
+  int32_t* zsum16;  // [slot][16] -32 * bsums, the Q6_K zero-point term of each 16 elements
+  int16_t* bsum32;  // [slot][8] sums of q per 32 elements, for the Q4_K / Q5_K mins
 };
 
 // Slot of token t's block b in the Tiles layout (see above).

@@ -45,30 +45,31 @@ void panel_gemm(const GemmTile& t) {
   }
 }
 
-// The K-quant formulas of kernels/cpu/panels.h for one row and one token's super-block.
+// The K-quant formulas of kernels/cpu/panels.h for one row and one token's
+// super-block (its activation slot `slot`).
 template <DType T>
-float k_block(const uint8_t* codes, const uint8_t* header, int r, const int8_t* q, const int16_t* bsums, float da,
-              float acc) {
+float k_block(const uint8_t* codes, const uint8_t* header, int r, const QuantizedActs& a, int64_t slot, float acc) {
+  const int8_t* q = a.qs + slot * 256;
   const float d = fp16_to_f32(load_u16(header + 2 * r));
+  float f = 0.0f;
   if (T == DType::Q6_K) {
-    int32_t sum = 0;
     for (int g = 0; g < 16; ++g) {
-      int32_t dot = 0;
+      int32_t dot = a.zsum16[16 * slot + g];
       for (int k = 0; k < 16; ++k) dot += k_code(T, codes, r, 16 * g + k) * q[16 * g + k];
-      sum += static_cast<int8_t>(codes[k_scale_offset(T, r, g)]) * (dot - 32 * bsums[g]);
+      const auto sc = static_cast<int8_t>(codes[k_scale_offset(T, r, g)]);
+      f = std::fma(static_cast<float>(dot), d * static_cast<float>(sc), f);
     }
-    return std::fma(static_cast<float>(sum), d * da, acc);
+    return std::fma(f, a.d[slot], acc);
   }
-  int32_t scaled = 0, mins = 0;
+  int32_t mins = 0;
+  for (int s = 0; s < 8; ++s) mins += codes[k_min_offset(T, r, s)] * a.bsum32[8 * slot + s];
+  f = static_cast<float>(mins) * -fp16_to_f32(load_u16(header + 32 + 2 * r));
   for (int s = 0; s < 8; ++s) {
     int32_t dot = 0;
     for (int k = 0; k < 32; ++k) dot += k_code(T, codes, r, 32 * s + k) * q[32 * s + k];
-    scaled += codes[k_scale_offset(T, r, s)] * dot;
-    mins += codes[k_min_offset(T, r, s)] * (bsums[2 * s] + bsums[2 * s + 1]);
+    f = std::fma(static_cast<float>(dot), d * static_cast<float>(codes[k_scale_offset(T, r, s)]), f);
   }
-  const float dmin = fp16_to_f32(load_u16(header + 32 + 2 * r));
-  acc = std::fma(static_cast<float>(scaled), d * da, acc);
-  return std::fma(-static_cast<float>(mins), dmin * da, acc);
+  return std::fma(f, a.d[slot], acc);
 }
 
 template <DType T>
@@ -81,9 +82,8 @@ void panel_k_gemm(const GemmTile& t) {
     for (int r = 0; r < t.nr; ++r) {
       float acc = 0.0f;
       for (int64_t b = 0; b < nb; ++b) {
-        const int64_t slot = act_slot(a, tok, b);
-        acc = k_block<T>(t.w + b * code_bytes, t.w + nb * code_bytes + b * header_bytes, r, a.qs + slot * 256,
-                         a.bsums + slot * 16, a.d[slot], acc);
+        acc = k_block<T>(t.w + b * code_bytes, t.w + nb * code_bytes + b * header_bytes, r, a, act_slot(a, tok, b),
+                         acc);
       }
       t.y[j * t.ldy + r] = acc;
     }

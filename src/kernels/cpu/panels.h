@@ -23,13 +23,17 @@
 //   Q4_0, Q8_0:  dot = sum_k code[k] * a[k] + (zp / 8) * zsum   (zp 8 / 128)
 //                acc = fma(float(dot), d * da, acc)
 //   Q4_1:        acc = fma(m, ds, acc); acc = fma(float(dot), d * da, acc)   (zp 0)
-//   Q4_K, Q5_K:  S = sum_sb sc[sb] * dot(sb)   M = sum_sb mn[sb] * bsum32(sb)
-//                acc = fma(float(S), d * da, acc); acc = fma(-float(M), dmin * da, acc)
-//   Q6_K:        I = sum_g sc[g] * (dot(g) - 32 * bsum16(g))
-//                acc = fma(float(I), d * da, acc)
-// with zsum = -8 * isum and ds = da * isum from the token's per-block code sums isum (Q8x32) and
-// bsum16 / bsum32 its sums per 16 / 32 elements (Q8x256), all integer sums
-// exact. The same float operations in the same order at every ISA level and
+//   Q4_K, Q5_K:  M = sum_sb mn[sb] * bsum32(sb)   f = float(M) * -dmin
+//                for sb = 0..7: f = fma(float(dot(sb)), d * float(sc[sb]), f)
+//                acc = fma(f, da, acc)
+//   Q6_K:        f = 0; for g = 0..15: f = fma(float(dot(g) + zsum16(g)), d * float(sc[g]), f)
+//                acc = fma(f, da, acc)
+// with zsum = -8 * isum and ds = da * isum from the token's per-block code sums
+// isum (Q8x32), and from its Q8x256 sums per 16 / 32 elements bsum16 / bsum32,
+// zsum16 = -32 * bsum16; all integer sums exact. The K-quant sub-block scales
+// multiply in float (d * sc is exact), so each sub-block costs a token one
+// convert and one FMA rather than an integer multiply and add.
+// The same float operations in the same order at every ISA level and
 // tile shape, so results are bit-identical across levels, tiles, threads and
 // batches.
 #pragma once

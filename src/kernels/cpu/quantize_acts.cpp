@@ -56,7 +56,10 @@ void quantize_tiled_row(const GemmKernels& k, const QuantizedActs& a, const floa
       a.ds[s] = row.ds[b];
       a.zsum[s] = row.zsum[b];
     } else {
-      std::memcpy(a.bsums + 16 * s, row.bsums.data() + 16 * b, 16 * sizeof(int16_t));
+      const int16_t* bsums = row.bsums.data() + 16 * b;
+      std::memcpy(a.bsums + 16 * s, bsums, 16 * sizeof(int16_t));
+      for (int g = 0; g < 16; ++g) a.zsum16[16 * s + g] = -32 * int32_t{bsums[g]};
+      for (int p = 0; p < 8; ++p) a.bsum32[8 * s + p] = static_cast<int16_t>(bsums[2 * p] + bsums[2 * p + 1]);
     }
   }
 }
@@ -76,9 +79,13 @@ QuantizedActs quantize_acts(const GemmKernels& k, int block, ActLayout layout, c
   const int64_t slot_tokens = tiles ? (n_tokens + kActTileTokens - 1) / kActTileTokens * kActTileTokens : n_tokens;
   const size_t qs_bytes = align64(static_cast<size_t>(slot_tokens * a.qs_stride));
   const size_t d_bytes = align64(static_cast<size_t>(slot_tokens * a.nblocks) * sizeof(float));
-  // Q8x32: ds and zsum (4 bytes per block each); Q8x256: 16 bsums per block.
-  const size_t extra_bytes =
-      block == 32 ? 2 * d_bytes : align64(static_cast<size_t>(slot_tokens * a.nblocks * 16) * sizeof(int16_t));
+  // Q8x32: ds and zsum (4 bytes per block each); Q8x256: 16 bsums per block,
+  // and in Tiles 16 zsum16 and 8 bsum32 per block.
+  const auto per_block = [&](size_t bytes) { return align64(static_cast<size_t>(slot_tokens * a.nblocks) * bytes); };
+  const size_t bsums_bytes = per_block(16 * sizeof(int16_t)), zsum16_bytes = per_block(16 * sizeof(int32_t));
+  const size_t extra_bytes = block == 32 ? 2 * d_bytes
+                             : tiles    ? bsums_bytes + zsum16_bytes + per_block(8 * sizeof(int16_t))
+                                        : bsums_bytes;
   uint8_t* base = scratch((block == 32 ? 0 : 1) + (tiles ? 2 : 0), qs_bytes + d_bytes + extra_bytes);
   a.qs = reinterpret_cast<int8_t*>(base);
   a.d = reinterpret_cast<float*>(base + qs_bytes);
@@ -87,6 +94,10 @@ QuantizedActs quantize_acts(const GemmKernels& k, int block, ActLayout layout, c
     a.zsum = reinterpret_cast<int32_t*>(base + qs_bytes + 2 * d_bytes);
   } else {
     a.bsums = reinterpret_cast<int16_t*>(base + qs_bytes + d_bytes);
+    if (tiles) {
+      a.zsum16 = reinterpret_cast<int32_t*>(base + qs_bytes + d_bytes + bsums_bytes);
+      a.bsum32 = reinterpret_cast<int16_t*>(base + qs_bytes + d_bytes + bsums_bytes + zsum16_bytes);
+    }
   }
   auto quantize_rows = [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {

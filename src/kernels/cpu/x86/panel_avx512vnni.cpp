@@ -65,13 +65,9 @@ void Block32Products<W>::products(const GemmTile& t, const uint8_t* group, __m51
     w.load(group + b * W::kCodeBytes, headers + b * W::kHeaderBytes);
     const int64_t slot = slot0 + b * kActTileTokens;
     __m512i s[NT];
-    const int8_t* q[NT];
 #pragma GCC unroll 16
-    for (int j = 0; j < NT; ++j) {
-      s[j] = zero_point_term<W::kZeroPoint>(a.zsum + slot + j);
-      q[j] = a.qs + (slot + j) * kQK;
-    }
-    add_dots<0, 8>(w.c, q, s);
+    for (int j = 0; j < NT; ++j) s[j] = zero_point_term<W::kZeroPoint>(a.zsum + slot + j);
+    add_dots<0, 8, kQK>(w.c, a.qs + slot * kQK, s);
 #pragma GCC unroll 16
     for (int j = 0; j < NT; ++j) {
       const __m512 dot = _mm512_cvtepi32_ps(s[j]);

@@ -17,12 +17,8 @@
 namespace db::kernels::avx512vnni {
 namespace {
 
-// The 4 bytes at p in every lane.
-__m512i broadcast4(const void* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return _mm512_set1_epi32(v);
-}
+// The 4 bytes at p in every lane (a broadcast load: no general register on the way).
+__m512i broadcast4(const void* p) { return _mm512_broadcastd_epi32(_mm_loadu_si32(p)); }
 
 // The 4-bit codes of one 32-element chunk: register i holds elements 4i..4i+3 of every row.
 DB_PANEL_INLINE void load_nibbles(const uint8_t* codes, __m512i (&c)[8]) {
@@ -48,13 +44,15 @@ void prefetch_ahead(const uint8_t* codes, int64_t bytes) {
   for (int64_t l = 0; l < bytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(ahead + l), _MM_HINT_T0);
 }
 
-// s[j] += the dot products of token j (its activation codes at q[j]) with code
-// registers w[I0, I1), where w[i] holds elements 4i..4i+3 of every row.
-// Register order outer, tokens inner, so the tokens' chains are independent;
-// below 4 tokens each token gets a second chain (odd registers), added at the
-// end, to hide the product latency. Exact integers in any order.
-template <int I0, int I1, int NT>
-DB_PANEL_INLINE void add_dots(const __m512i (&w)[8], const int8_t* const (&q)[NT], __m512i (&s)[NT]) {
+// s[j] += the dot products of token j (its activation codes at q + j * Stride)
+// with code registers w[I0, I1), where w[i] holds elements 4i..4i+3 of every
+// row. One base pointer and constant offsets, so the compiler keeps no
+// per-token pointers in general registers. Register order outer, tokens
+// inner, so the tokens' chains are independent; below 4 tokens each token gets
+// a second chain (odd registers), added at the end, to hide the product
+// latency. Exact integers in any order.
+template <int I0, int I1, int Stride, int NT>
+DB_PANEL_INLINE void add_dots(const __m512i (&w)[8], const int8_t* q, __m512i (&s)[NT]) {
   constexpr bool kTwoChains = NT < 4;
   __m512i odd[NT];
   if constexpr (kTwoChains)
@@ -64,7 +62,7 @@ DB_PANEL_INLINE void add_dots(const __m512i (&w)[8], const int8_t* const (&q)[NT
 #pragma GCC unroll 16
     for (int j = 0; j < NT; ++j) {
       __m512i& chain = kTwoChains && (i & 1) ? odd[j] : s[j];
-      chain = _mm512_dpbusd_epi32(chain, w[i], broadcast4(q[j] + 4 * i));
+      chain = _mm512_dpbusd_epi32(chain, w[i], broadcast4(q + j * Stride + 4 * i));
     }
   if constexpr (kTwoChains)
     for (int j = 0; j < NT; ++j) s[j] = _mm512_add_epi32(s[j], odd[j]);

@@ -2,9 +2,10 @@
 // kernels/cpu/panels.h; layout: kernels/cpu/panel_k_layout.h). As for the
 // 32-element formats, the 16 lanes are the 16 rows of a group: a 32-element
 // chunk's codes are 8 registers (the high bits merged into the nibbles with
-// one ternary-logic op each), its dot products per token 8 vpdpbusd, the
-// sub-block scales an integer multiply, and the activation-sum terms (mins,
-// the Q6_K zero point of 32) a vpdpwssd against the token's 16-element sums.
+// one ternary-logic op each), its dot products per token 8 vpdpbusd, each
+// sub-block's scale a convert and an FMA in float, the Q4_K / Q5_K mins 4
+// vpdpwssd per super-block against the token's 32-element sums, and the Q6_K
+// zero point the starting value of each sub-block's dot products.
 // A tile reads each super-block once for up to kPanelTileTokens tokens.
 #if defined(__x86_64__)
 #include "kernels/cpu/panel_k_layout.h"
@@ -61,18 +62,10 @@ DB_PANEL_INLINE void load_chunk(const uint8_t* codes, int c, __m512i (&w)[8]) {
   }
 }
 
-// The tile's activation codes of chunk c, per token, from the activation
-// slot of the tile's first token in the super-block.
-template <int NT>
-DB_PANEL_INLINE void chunk_acts(const QuantizedActs& a, int64_t slot, int c, const int8_t* (&q)[NT]) {
-  for (int j = 0; j < NT; ++j) q[j] = a.qs + (slot + j) * 256 + 32 * c;
-}
-
-// s[j] = the dot products of token j with code registers w[I0, I1) of a chunk.
-template <int I0, int I1, int NT>
-DB_PANEL_INLINE void chunk_dots(const __m512i (&w)[8], const int8_t* const (&q)[NT], __m512i (&s)[NT]) {
-  for (int j = 0; j < NT; ++j) s[j] = _mm512_setzero_si512();
-  add_dots<I0, I1>(w, q, s);
+// The activation codes of chunk c of the tile's first token (token j's at + j * 256),
+// from that token's activation slot in the super-block.
+DB_PANEL_INLINE const int8_t* chunk_acts(const QuantizedActs& a, int64_t slot, int c) {
+  return a.qs + slot * 256 + 32 * c;
 }
 
 // Zeroes acc, then calls body(slot, codes, header) for each super-block of the
@@ -89,7 +82,24 @@ void for_each_super_block(const GemmTile& t, const uint8_t* group, __m512 (&acc)
   }
 }
 
-// Q4_K / Q5_K: S = sum_s sc[s] dot(s), M = sum_s mn[s] bsum32(s).
+// d * float(sc) for the 16 lanes' sub-block scales sc (int32).
+DB_PANEL_INLINE __m512 scaled_d(__m512 d, __m512i sc) { return _mm512_mul_ps(d, _mm512_cvtepi32_ps(sc)); }
+
+// f[j] = fma(float(s[j]), dsc, f[j]) for every token.
+template <int NT>
+DB_PANEL_INLINE void fold_sub_block(const __m512i (&s)[NT], __m512 dsc, __m512 (&f)[NT]) {
+#pragma GCC unroll 16
+  for (int j = 0; j < NT; ++j) f[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[j]), dsc, f[j]);
+}
+
+// acc[j] = fma(f[j], da, acc[j]) with token j's super-block scale da.
+template <int NT>
+DB_PANEL_INLINE void add_super_block(const QuantizedActs& a, int64_t slot, const __m512 (&f)[NT], __m512 (&acc)[NT]) {
+  for (int j = 0; j < NT; ++j) acc[j] = _mm512_fmadd_ps(f[j], _mm512_set1_ps(a.d[slot + j]), acc[j]);
+}
+
+// Q4_K / Q5_K: f = float(sum_s mn[s] bsum32(s)) * -dmin, then per chunk s
+// f = fma(float(dot(s)), d * sc[s], f).
 template <DType T>
 struct KMinProducts {
   using F = KFormat<T>;
@@ -97,68 +107,66 @@ struct KMinProducts {
   static void products(const GemmTile& t, const uint8_t* group, __m512 (&acc)[NT]) {
     const QuantizedActs& a = *t.acts;
     for_each_super_block<F>(t, group, acc, [&](int64_t slot, const uint8_t* codes, const uint8_t* header) {
-      __m512i scaled[NT];
-      for (int j = 0; j < NT; ++j) scaled[j] = _mm512_setzero_si512();
+      // Per lane the mins of sub-blocks 2p and 2p + 1 as two int16: one
+      // vpdpwssd multiplies them by the token's two 32-element sums.
+      __m512i mins[4];
+      for (int p = 0; p < 4; ++p) {
+        const uint8_t* m = codes + F::kScales + 128 + 32 * p;
+        mins[p] = _mm512_or_si512(_mm512_cvtepu8_epi32(load128(m)),
+                                  _mm512_slli_epi32(_mm512_cvtepu8_epi32(load128(m + 16)), 16));
+      }
+      const __m512 d = load_halves(header), neg_dmin = _mm512_sub_ps(_mm512_setzero_ps(), load_halves(header + 32));
+      __m512 f[NT];
+      for (int j = 0; j < NT; ++j) {
+        const int16_t* bsum32 = a.bsum32 + (slot + j) * 8;
+        __m512i m = _mm512_setzero_si512();
+        for (int p = 0; p < 4; ++p) m = _mm512_dpwssd_epi32(m, mins[p], broadcast4(bsum32 + 2 * p));
+        f[j] = _mm512_mul_ps(_mm512_cvtepi32_ps(m), neg_dmin);
+      }
       for (int c = 0; c < 8; ++c) {
         __m512i w[8], s[NT];
-        const int8_t* q[NT];
         load_chunk<T>(codes, c, w);
-        chunk_acts(a, slot, c, q);
-        chunk_dots<0, 8>(w, q, s);
-        const __m512i sc = _mm512_cvtepu8_epi32(load128(codes + F::kScales + 16 * c));
-#pragma GCC unroll 16
-        for (int j = 0; j < NT; ++j) scaled[j] = _mm512_add_epi32(scaled[j], _mm512_mullo_epi32(s[j], sc));
+        for (int j = 0; j < NT; ++j) s[j] = _mm512_setzero_si512();
+        add_dots<0, 8, 256>(w, chunk_acts(a, slot, c), s);
+        fold_sub_block(s, scaled_d(d, _mm512_cvtepu8_epi32(load128(codes + F::kScales + 16 * c))), f);
       }
-      // Each lane's min twice, as two int16: one vpdpwssd multiplies it by a sub-block's two bsums.
-      __m512i mins[8];
-      for (int s = 0; s < 8; ++s) {
-        const __m512i m = _mm512_cvtepu8_epi32(load128(codes + F::kScales + 128 + 16 * s));
-        mins[s] = _mm512_or_si512(m, _mm512_slli_epi32(m, 16));
-      }
-      const __m512 d = load_halves(header), dmin = load_halves(header + 32);
-      for (int j = 0; j < NT; ++j) {
-        const int16_t* bsums = a.bsums + (slot + j) * 16;
-        __m512i m = _mm512_setzero_si512();
-        for (int s = 0; s < 8; ++s) m = _mm512_dpwssd_epi32(m, mins[s], broadcast4(bsums + 2 * s));
-        const __m512 da = _mm512_set1_ps(a.d[slot + j]);
-        acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(scaled[j]), _mm512_mul_ps(d, da), acc[j]);
-        acc[j] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(m), _mm512_mul_ps(dmin, da), acc[j]);
-      }
+      add_super_block(a, slot, f, acc);
     });
   }
 };
 
-// Q6_K: I = sum_g sc[g] (dot(g) - 32 bsum16(g)).
+// Q6_K: f = 0, then per 16-element sub-block g
+// f = fma(float(dot(g) + zsum16(g)), d * sc[g], f), each dot product started
+// from the token's zero-point term (a broadcast load).
 struct Q6KProducts {
   using F = KFormat<DType::Q6_K>;
   template <int NT>
   static void products(const GemmTile& t, const uint8_t* group, __m512 (&acc)[NT]) {
     const QuantizedActs& a = *t.acts;
     for_each_super_block<F>(t, group, acc, [&](int64_t slot, const uint8_t* codes, const uint8_t* header) {
-      __m512i sum[NT];
-      for (int j = 0; j < NT; ++j) sum[j] = _mm512_setzero_si512();
+      const __m512 d = load_halves(header);
+      __m512 f[NT];
+      for (int j = 0; j < NT; ++j) f[j] = _mm512_setzero_ps();
       for (int c = 0; c < 8; ++c) {
         __m512i w[8], s[NT];
-        const int8_t* q[NT];
         load_chunk<DType::Q6_K>(codes, c, w);
-        chunk_acts(a, slot, c, q);
+        const int8_t* q = chunk_acts(a, slot, c);
         // Per lane the scales of sub-blocks 2c and 2c + 1 as two int16.
         const __m512i pair = _mm512_cvtepi8_epi16(load256(codes + F::kScales + 32 * c));
-        const __m512i sc_lo = _mm512_srai_epi32(_mm512_slli_epi32(pair, 16), 16), sc_hi = _mm512_srai_epi32(pair, 16);
-        const __m512i zero_point = _mm512_mullo_epi16(pair, _mm512_set1_epi16(-32));
-        chunk_dots<0, 4>(w, q, s);
+        for (int half = 0; half < 2; ++half) {
+          const int32_t* zsum16 = a.zsum16 + slot * 16 + 2 * c + half;  // token j's at + 16 j
 #pragma GCC unroll 16
-        for (int j = 0; j < NT; ++j) sum[j] = _mm512_add_epi32(sum[j], _mm512_mullo_epi32(s[j], sc_lo));
-        chunk_dots<4, 8>(w, q, s);
-#pragma GCC unroll 16
-        for (int j = 0; j < NT; ++j)
-          sum[j] = _mm512_dpwssd_epi32(_mm512_add_epi32(sum[j], _mm512_mullo_epi32(s[j], sc_hi)), zero_point,
-                                       broadcast4(a.bsums + (slot + j) * 16 + 2 * c));
+          for (int j = 0; j < NT; ++j) s[j] = broadcast4(zsum16 + 16 * j);
+          if (half == 0) {
+            add_dots<0, 4, 256>(w, q, s);
+            fold_sub_block(s, scaled_d(d, _mm512_srai_epi32(_mm512_slli_epi32(pair, 16), 16)), f);
+          } else {
+            add_dots<4, 8, 256>(w, q, s);
+            fold_sub_block(s, scaled_d(d, _mm512_srai_epi32(pair, 16)), f);
+          }
+        }
       }
-      const __m512 d = load_halves(header);
-      for (int j = 0; j < NT; ++j)
-        acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[j]),
-                                 _mm512_mul_ps(d, _mm512_set1_ps(a.d[slot + j])), acc[j]);
+      add_super_block(a, slot, f, acc);
     });
   }
 };
