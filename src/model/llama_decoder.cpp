@@ -16,8 +16,6 @@ namespace db {
 
 namespace {
 
-constexpr int kMaxRopePairs = 512;
-
 void grow(std::vector<float>& v, int64_t n) {
   if (v.size() < static_cast<size_t>(n)) v.resize(static_cast<size_t>(n));
 }
@@ -48,9 +46,6 @@ std::unique_ptr<Model> make_llama_decoder(std::unique_ptr<ModelSource> src, Thre
 
 LlamaDecoder::LlamaDecoder(std::unique_ptr<ModelSource> src, ModelConfig config, ThreadPool* load_pool)
     : src_(std::move(src)), config_(std::move(config)) {
-  if (config_.rope_dims / 2 > kMaxRopePairs)
-    throw Error(src_->config_path() + ": rotary dimension " + std::to_string(config_.rope_dims) + " exceeds " +
-                std::to_string(2 * kMaxRopePairs));
   weights_ = load_llama_weights(*src_, config_, load_pool);
   inv_freq_ = rope_inv_freq(config_);
   rope_mscale_ = rope_mscale(config_);
@@ -85,6 +80,8 @@ void LlamaDecoder::reserve(int64_t n, int64_t n_logits) {
   grow(s_.gate, n * config_.ffn_hidden);
   grow(s_.up, n * config_.ffn_hidden);
   grow(s_.final, n_logits * config_.hidden);
+  grow(s_.rope_cos, n * (config_.rope_dims / 2));
+  grow(s_.rope_sin, n * (config_.rope_dims / 2));
 }
 
 void LlamaDecoder::embed(const Batch& batch, ThreadPool& pool) {
@@ -92,6 +89,15 @@ void LlamaDecoder::embed(const Batch& batch, ThreadPool& pool) {
   pool.parallel_for(batch.num_tokens(), [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t)
       kernels::dequantize_row(weights_.token_embd, batch.token_ids[static_cast<size_t>(t)], s_.x.data() + t * h);
+  });
+}
+
+void LlamaDecoder::rope_tables(const Batch& batch, ThreadPool& pool) {
+  const int n_pairs = config_.rope_dims / 2;
+  pool.parallel_for(batch.num_tokens(), [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t)
+      kernels::rope_angles(batch.positions[static_cast<size_t>(t)], inv_freq_.data(), n_pairs, rope_mscale_,
+                           s_.rope_cos.data() + t * n_pairs, s_.rope_sin.data() + t * n_pairs);
   });
 }
 
@@ -106,15 +112,14 @@ void LlamaDecoder::attention_block(int layer, const Batch& batch, const Attentio
 
   const int n_pairs = config_.rope_dims / 2;
   pool.parallel_for(n, [&](int64_t begin, int64_t end) {
-    float cos_v[kMaxRopePairs], sin_v[kMaxRopePairs];
     for (int64_t t = begin; t < end; ++t) {
       float* q = s_.q.data() + t * q_dim;
       float* k = s_.k.data() + t * kv_dim;
       add_bias(q, w.q_bias);
       add_bias(k, w.k_bias);
       add_bias(s_.v.data() + t * kv_dim, w.v_bias);
-      kernels::rope_angles(batch.positions[static_cast<size_t>(t)], inv_freq_.data(), n_pairs, rope_mscale_, cos_v,
-                           sin_v);
+      const float* cos_v = s_.rope_cos.data() + t * n_pairs;
+      const float* sin_v = s_.rope_sin.data() + t * n_pairs;
       kernels::rope_rotate(q, config_.n_heads, config_.head_dim, n_pairs, config_.rope_style, cos_v, sin_v);
       kernels::rope_rotate(k, config_.n_kv_heads, config_.head_dim, n_pairs, config_.rope_style, cos_v, sin_v);
     }
@@ -170,6 +175,7 @@ void LlamaDecoder::forward(const Batch& batch, const AttentionMetadata& attn, KV
   }
   reserve(n, static_cast<int64_t>(batch.logits_indices.size()));
   embed(batch, pool);
+  rope_tables(batch, pool);
   for (int layer = 0; layer < config_.n_layers; ++layer) {
     attention_block(layer, batch, attn, kv, pool);
     feed_forward_block(layer, n, pool);

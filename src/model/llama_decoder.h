@@ -37,12 +37,15 @@ class LlamaDecoder : public Model {
     std::vector<float> gate;   // [n_tokens][ffn_hidden]
     std::vector<float> up;     // [n_tokens][ffn_hidden]
     std::vector<float> final;  // [n_logits][hidden] normed rows that get logits
+    std::vector<float> rope_cos;  // [n_tokens][rope_dims / 2] the step's RoPE factors, shared by all layers
+    std::vector<float> rope_sin;  // [n_tokens][rope_dims / 2]
     kernels::AttentionWorkspace attention;
   };
 
   void check_kv_store(const KVStore& kv) const;
   void reserve(int64_t n_tokens, int64_t n_logits);
   void embed(const Batch& batch, ThreadPool& pool);
+  void rope_tables(const Batch& batch, ThreadPool& pool);
   void attention_block(int layer, const Batch& batch, const AttentionMetadata& attn, KVStore& kv, ThreadPool& pool);
   void feed_forward_block(int layer, int64_t n_tokens, ThreadPool& pool);
   void project_logits(const Batch& batch, ThreadPool& pool, std::vector<float>& logits);
