@@ -70,6 +70,7 @@ void quantize_row_q8x256(const float* x, int64_t cols, int8_t* qs, float* d, int
 
 namespace avx512 {
 void quantize_row_q8x32(const float* x, int64_t cols, int8_t* qs, float* d, float* ds, int32_t* zsum);
+void quantize_row_q8x256(const float* x, int64_t cols, int8_t* qs, float* d, int16_t* bsums);
 }  // namespace avx512
 
 }  // namespace db::kernels

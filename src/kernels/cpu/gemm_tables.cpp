@@ -60,7 +60,7 @@ GemmKernels avx512_kernels() {
   k.tile_rows = kAvx512TileRows;
   k.tile_tokens = kAvx512TileTokens;
   k.quantize_q8x32 = avx512::quantize_row_q8x32;
-  k.quantize_q8x256 = avx2::quantize_row_q8x256;
+  k.quantize_q8x256 = avx512::quantize_row_q8x256;
   return k;
 }
 

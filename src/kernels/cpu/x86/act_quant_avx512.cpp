@@ -1,5 +1,5 @@
-// AVX-512 Q8x32 activation quantizer; bit-identical to the scalar one in
-// act_quant.cpp (same scale, same multiply, clamp, round to nearest even).
+// AVX-512 activation quantizers (Q8x32, Q8x256); bit-identical to the scalar
+// ones in act_quant.cpp (same scale, same multiply, clamp, round to nearest even).
 #if defined(__x86_64__)
 #include <immintrin.h>
 
@@ -19,6 +19,11 @@ __m512 half_rounded_scales(__m512 d) {
   const __mmask16 normal = _mm512_cmp_ps_mask(d, _mm512_set1_ps(0x1p-14f), _CMP_GE_OQ) &
                            _mm512_cmp_ps_mask(d, _mm512_set1_ps(65504.0f), _CMP_LE_OQ);
   return _mm512_mask_mov_ps(d, normal, _mm512_cvtph_ps(_mm512_cvtps_ph(d, _MM_FROUND_TO_NEAREST_INT)));
+}
+
+// Int32 lane sums as a float-typed op for transpose_reduce16.
+__m512 add_i32(__m512 a, __m512 c) {
+  return _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(a), _mm512_castps_si512(c)));
 }
 
 // The largest |x| of the 32 floats at x, per lane of two halves.
@@ -51,16 +56,38 @@ void quantize_16_blocks(const float* x, int8_t* qs, float* d, float* ds, int32_t
   alignas(64) float id[16];
   _mm512_store_ps(id, _mm512_maskz_div_ps(nonzero, _mm512_set1_ps(1.0f), scale));
   for (int b = 0; b < 16; ++b) v[b] = _mm512_castsi512_ps(quantize32(x + 32 * b, _mm512_set1_ps(id[b]), qs + 32 * b));
-  const __m512i sum = _mm512_castps_si512(transpose_reduce16(v, [](__m512 a, __m512 c) {
-    return _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(a), _mm512_castps_si512(c)));
-  }));
+  const __m512i sum = _mm512_castps_si512(transpose_reduce16(v, add_i32));
   const __m512 dh = half_rounded_scales(scale);
   _mm512_storeu_ps(d, dh);
   _mm512_storeu_ps(ds, _mm512_mul_ps(dh, _mm512_cvtepi32_ps(sum)));
   _mm512_storeu_si512(zsum, _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(sum, 3)));
 }
 
+// Codes of the 16 floats at x with inverse scale id, stored at qs; returns them as int32.
+__m512i quantize16(const float* x, __m512 id, int8_t* qs) {
+  const __m512 f = _mm512_mul_ps(_mm512_loadu_ps(x), id);
+  const __m512i q = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(f, _mm512_set1_ps(-127.0f)), _mm512_set1_ps(127.0f)));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(qs), _mm512_cvtepi32_epi8(q));
+  return q;
+}
+
 }  // namespace
+
+void quantize_row_q8x256(const float* x, int64_t cols, int8_t* qs, float* d, int16_t* bsums) {
+  for (int64_t b = 0; b < cols / 256; ++b) {
+    const float* xb = x + 256 * b;
+    // |x| first, so that a NaN element is skipped as by the scalar maximum.
+    __m512 m = _mm512_setzero_ps();
+    for (int g = 0; g < 16; ++g) m = _mm512_max_ps(_mm512_abs_ps(_mm512_loadu_ps(xb + 16 * g)), m);
+    d[b] = _mm512_reduce_max_ps(m) / 127.0f;
+    const __m512 id = _mm512_set1_ps(d[b] != 0.0f ? 1.0f / d[b] : 0.0f);
+    // Each 16-element group's codes in one register: one transpose tree gives the 16 group sums.
+    __m512 q[16];
+    for (int g = 0; g < 16; ++g) q[g] = _mm512_castsi512_ps(quantize16(xb + 16 * g, id, qs + 256 * b + 16 * g));
+    const __m512i sums = _mm512_castps_si512(transpose_reduce16(q, add_i32));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(bsums + 16 * b), _mm512_cvtepi32_epi16(sums));
+  }
+}
 
 void quantize_row_q8x32(const float* x, int64_t cols, int8_t* qs, float* d, float* ds, int32_t* zsum) {
   const int64_t nb = cols / 32;
