@@ -125,8 +125,12 @@ void LlamaDecoder::attention_block(int layer, const Batch& batch, const Attentio
     }
   });
 
-  kernels::write_kv_rows(s_.k.data(), s_.v.data(), kv_dim, n, attn.slot_mapping.data(),
-                         {kv.k_layer(layer), kv.v_layer(layer), kv.dtype(), kv.num_slots(), kv_dim});
+  // Rows go to distinct slots (check_batch verified the mapping), so the threads split them.
+  const kernels::PagedKVLayerOut kv_out{kv.k_layer(layer), kv.v_layer(layer), kv.dtype(), kv.num_slots(), kv_dim};
+  pool.parallel_for(n, [&](int64_t begin, int64_t end) {
+    kernels::write_kv_rows(s_.k.data() + begin * kv_dim, s_.v.data() + begin * kv_dim, kv_dim, end - begin,
+                           attn.slot_mapping.data() + begin, kv_out);
+  });
   const kernels::PagedKVLayer layer_kv{kv.k_layer(layer), kv.v_layer(layer),  kv.dtype(),
                                        kv.num_slots(),    config_.n_kv_heads, config_.head_dim};
   const kernels::AttentionQueries queries{s_.q.data(),

@@ -62,7 +62,13 @@ struct AttentionOps {
   float (*softmax_update)(OnlineSoftmax& state, float* scores, int64_t n);
   // Computes one tile; `self` is this struct.
   void (*tile)(const AttentionOps& self, const AttentionTile& tile);
+  // dst[0..n) = src[0..n) as dtype (F32, F16 or BF16; round to nearest even):
+  // a new K or V row for the cache. The same bytes at every level.
+  void (*store_row)(const float* src, int64_t n, DType dtype, uint8_t* dst);
 };
+
+// The portable store_row (scalar and AVX2 levels).
+void store_row_scalar(const float* src, int64_t n, DType dtype, uint8_t* dst);
 
 // The tile kernel built from self's load_rows / scores / softmax_update /
 // accumulate, one query at a time (attention.cpp).

@@ -89,7 +89,8 @@ DB_AVX2 void accumulate(float* acc, float correction, const float* weights, cons
 }  // namespace
 
 const AttentionOps& attention_ops_avx2() {
-  static const AttentionOps ops{&load_rows, &scores, &accumulate, &online_softmax_update, &attention_tile_by_query};
+  static const AttentionOps ops{&load_rows, &scores, &accumulate, &online_softmax_update, &attention_tile_by_query,
+                                &store_row_scalar};
   return ops;
 }
 

@@ -1,6 +1,7 @@
 #include <cstring>
 
 #include "kernels/cpu/attention_ops.h"
+#include "util/error.h"
 #include "util/fp16.h"
 
 namespace db::kernels {
@@ -50,8 +51,31 @@ void accumulate(float* acc, float correction, const float* weights, const float*
 
 }  // namespace
 
+void store_row_scalar(const float* src, int64_t n, DType dtype, uint8_t* dst) {
+  switch (dtype) {
+    case DType::F32:
+      std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
+      return;
+    case DType::F16:
+      for (int64_t i = 0; i < n; ++i) {
+        const uint16_t h = f32_to_fp16(src[i]);
+        std::memcpy(dst + 2 * i, &h, 2);
+      }
+      return;
+    case DType::BF16:
+      for (int64_t i = 0; i < n; ++i) {
+        const uint16_t h = f32_to_bf16(src[i]);
+        std::memcpy(dst + 2 * i, &h, 2);
+      }
+      return;
+    default:
+      throw Error("KV cache dtype " + dtype_name(dtype) + " is not supported");
+  }
+}
+
 const AttentionOps& attention_ops_scalar() {
-  static const AttentionOps ops{&load_rows, &scores, &accumulate, &online_softmax_update, &attention_tile_by_query};
+  static const AttentionOps ops{&load_rows, &scores, &accumulate, &online_softmax_update, &attention_tile_by_query,
+                                &store_row_scalar};
   return ops;
 }
 

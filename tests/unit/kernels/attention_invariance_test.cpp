@@ -11,6 +11,7 @@
 
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/attention_kv_write.h"
+#include "kernels/cpu/attention_ops.h"
 #include "tensor/dtype.h"
 
 namespace db::kernels {
@@ -144,6 +145,31 @@ TEST_P(AttentionInvariance, SplitBatchAndBlockSizeDoNotMatter) {
       ASSERT_TRUE(same_bits(batched[2][2], rest[2][2]));
     }
   }
+}
+
+// New K / V rows reach the cache as the same bytes at every level: ties,
+// half subnormals, overflow to infinity, infinities, NaN and -0 included, at
+// lengths around the 16-value vector width.
+TEST(KvRowStore, EveryLevelWritesTheScalarBytes) {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(77);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = normal(rng) * std::pow(10.0f, static_cast<float>(int(i % 13) - 6));
+  const float specials[] = {1.0f + 0x1p-11f, 1.0f + 3 * 0x1p-11f, 0x1p-20f, 3e-8f, 65519.0f, 65520.0f, 1e6f,
+                            INFINITY,        -INFINITY,           NAN,      -0.0f, 0x1p-130f};
+  std::copy(std::begin(specials), std::end(specials), x.begin() + 3);
+  for (DType dtype : {DType::F16, DType::BF16, DType::F32})
+    for (int64_t n : {1, 15, 16, 17, 77}) {
+      const size_t bytes = static_cast<size_t>(n) * block_bytes(dtype);
+      std::vector<uint8_t> want(bytes + 8, 0xAB), got(bytes + 8, 0xAB);
+      store_row_scalar(x.data(), n, dtype, want.data());
+      for (IsaLevel level : kLevels) {
+        if (!isa_supported(level)) continue;
+        std::fill(got.begin(), got.end(), 0xAB);
+        attention_ops(level).store_row(x.data(), n, dtype, got.data());
+        EXPECT_EQ(got, want) << isa_name(level) << " " << dtype_name(dtype) << " n " << n;  // nothing past the row
+      }
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, AttentionInvariance,

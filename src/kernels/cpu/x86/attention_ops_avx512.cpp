@@ -407,12 +407,23 @@ void tile(const AttentionOps&, const AttentionTile& t) {
   }
 }
 
+// F16 rows 16 values per conversion (vcvtps2ph rounds to nearest even, as
+// f32_to_fp16 does); other dtypes as at the portable level.
+void store_row(const float* src, int64_t n, DType dtype, uint8_t* dst) {
+  if (dtype != DType::F16) return store_row_scalar(src, n, dtype, dst);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 live = first_lanes(static_cast<int>(std::min<int64_t>(16, n - i)));
+    const __m256i h = _mm512_cvtps_ph(_mm512_maskz_loadu_ps(live, src + i), _MM_FROUND_TO_NEAREST_INT);
+    _mm256_mask_storeu_epi16(dst + 2 * i, live, h);
+  }
+}
+
 #undef DB_INLINE
 
 }  // namespace
 
 const AttentionOps& attention_ops_avx512() {
-  static const AttentionOps ops{nullptr, nullptr, nullptr, nullptr, &tile};
+  static const AttentionOps ops{nullptr, nullptr, nullptr, nullptr, &tile, &store_row};
   return ops;
 }
 
