@@ -50,12 +50,13 @@ void quantize_tiled_row(const GemmKernels& k, const QuantizedActs& a, const floa
   const int64_t slot0 = act_slot(a, t, 0);
   for (int64_t b = 0; b < a.nblocks; ++b) {
     const int64_t s = slot0 + b * kActTileTokens;
-    std::memcpy(a.qs + s * a.block, row.qs.data() + b * a.block, static_cast<size_t>(a.block));
     a.d[s] = row.d[b];
     if (a.block == 32) {
+      std::memcpy(a.qs + s * 32, row.qs.data() + b * 32, 32);  // constant sizes: inline moves, no call
       a.ds[s] = row.ds[b];
       a.zsum[s] = row.zsum[b];
     } else {
+      std::memcpy(a.qs + s * 256, row.qs.data() + b * 256, 256);
       const int16_t* bsums = row.bsums.data() + 16 * b;
       std::memcpy(a.bsums + 16 * s, bsums, 16 * sizeof(int16_t));
       for (int g = 0; g < 16; ++g) a.zsum16[16 * s + g] = -32 * int32_t{bsums[g]};
