@@ -46,9 +46,10 @@ TEST(KernelTest, SwigluMatchesDefinition) {
 TEST(KernelTest, RopeStylesAreThePermutationOfEachOther) {
   // Rotating a vector in NEOX layout equals rotating its interleaved permutation
   // (what llama.cpp's converter does to q/k rows) in INTERLEAVED layout.
-  const int d = 12, pairs = 4;  // partial rotation: dims 8..11 untouched
+  // Partial rotation (dims 10, 11 untouched); 5 pairs: the vector steps and a scalar tail.
+  const int d = 12, pairs = 5;
   const auto x = random_vector(2 * d, 5);
-  std::vector<float> inv_freq = {1.0f, 0.3f, 0.05f, 0.001f}, c(pairs), s(pairs);
+  std::vector<float> inv_freq = {1.0f, 0.3f, 0.05f, 0.001f, 0.0002f}, c(pairs), s(pairs);
   rope_angles(37, inv_freq.data(), pairs, 1.0f, c.data(), s.data());
   std::vector<float> neox = x, inter(2 * d);
   for (int h = 0; h < 2; ++h) {
