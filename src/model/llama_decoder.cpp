@@ -33,6 +33,20 @@ void rms_norm_rows(const float* x, const std::vector<float>& w, int64_t n_rows, 
   });
 }
 
+// x += delta, then delta = the RMSNorm of x with weights w (the next block's
+// input): one pass over the rows instead of two.
+void add_rows_then_norm(float* x, float* delta, const std::vector<float>& w, int64_t n_rows, int64_t dim, float eps,
+                        ThreadPool& pool) {
+  pool.parallel_for(n_rows, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      float* xr = x + r * dim;
+      float* dr = delta + r * dim;
+      for (int64_t i = 0; i < dim; ++i) xr[i] += dr[i];
+      kernels::rms_norm(xr, w.data(), dim, eps, dr);
+    }
+  });
+}
+
 void add_bias(float* row, const std::vector<float>& bias) {
   for (size_t i = 0; i < bias.size(); ++i) row[i] += bias[i];
 }
@@ -106,7 +120,6 @@ void LlamaDecoder::attention_block(int layer, const Batch& batch, const Attentio
   const LlamaLayerWeights& w = weights_.layers[static_cast<size_t>(layer)];
   const int64_t n = batch.num_tokens(), hd = config_.head_dim;
   const int64_t q_dim = config_.n_heads * hd, kv_dim = config_.n_kv_heads * hd;
-  rms_norm_rows(s_.x.data(), w.attn_norm, n, config_.hidden, config_.rms_eps, s_.xn.data(), pool);
   const kernels::MatmulTask qkv[3] = {{&w.attn_q, s_.q.data()}, {&w.attn_k, s_.k.data()}, {&w.attn_v, s_.v.data()}};
   kernels::matmul_group(qkv, 3, s_.xn.data(), n, pool);
 
@@ -144,15 +157,18 @@ void LlamaDecoder::attention_block(int layer, const Batch& batch, const Attentio
   kernels::paged_attention(queries, layer_kv, s_.attn.data(), s_.attention, pool);
 
   kernels::matmul(w.attn_output, s_.attn.data(), n, s_.xn.data(), pool);
-  add_rows(s_.x.data(), s_.xn.data(), n, config_.hidden, pool);
+  add_rows_then_norm(s_.x.data(), s_.xn.data(), w.ffn_norm, n, config_.hidden, config_.rms_eps, pool);
 }
 
 void LlamaDecoder::feed_forward_block(int layer, int64_t n, ThreadPool& pool) {
   const LlamaLayerWeights& w = weights_.layers[static_cast<size_t>(layer)];
-  rms_norm_rows(s_.x.data(), w.ffn_norm, n, config_.hidden, config_.rms_eps, s_.xn.data(), pool);
   kernels::matmul_swiglu(w.ffn_gate, w.ffn_up, s_.xn.data(), n, s_.gate.data(), s_.up.data(), pool);
   kernels::matmul(w.ffn_down, s_.gate.data(), n, s_.xn.data(), pool);
-  add_rows(s_.x.data(), s_.xn.data(), n, config_.hidden, pool);
+  if (layer + 1 < config_.n_layers)
+    add_rows_then_norm(s_.x.data(), s_.xn.data(), weights_.layers[static_cast<size_t>(layer) + 1].attn_norm, n,
+                       config_.hidden, config_.rms_eps, pool);
+  else
+    add_rows(s_.x.data(), s_.xn.data(), n, config_.hidden, pool);
 }
 
 void LlamaDecoder::project_logits(const Batch& batch, ThreadPool& pool, std::vector<float>& logits) {
@@ -180,6 +196,7 @@ void LlamaDecoder::forward(const Batch& batch, const AttentionMetadata& attn, KV
   reserve(n, static_cast<int64_t>(batch.logits_indices.size()));
   embed(batch, pool);
   rope_tables(batch, pool);
+  rms_norm_rows(s_.x.data(), weights_.layers.front().attn_norm, n, config_.hidden, config_.rms_eps, s_.xn.data(), pool);
   for (int layer = 0; layer < config_.n_layers; ++layer) {
     attention_block(layer, batch, attn, kv, pool);
     feed_forward_block(layer, n, pool);

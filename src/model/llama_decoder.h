@@ -46,6 +46,8 @@ class LlamaDecoder : public Model {
   void reserve(int64_t n_tokens, int64_t n_logits);
   void embed(const Batch& batch, ThreadPool& pool);
   void rope_tables(const Batch& batch, ThreadPool& pool);
+  // Each block reads its normed input from s_.xn, adds its output to the
+  // residual s_.x, and leaves the next block's normed input in s_.xn.
   void attention_block(int layer, const Batch& batch, const AttentionMetadata& attn, KVStore& kv, ThreadPool& pool);
   void feed_forward_block(int layer, int64_t n_tokens, ThreadPool& pool);
   void project_logits(const Batch& batch, ThreadPool& pool, std::vector<float>& logits);
