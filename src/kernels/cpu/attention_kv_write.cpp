@@ -1,6 +1,5 @@
 #include "kernels/cpu/attention_kv_write.h"
 
-#include <cstring>
 #include <string>
 
 #include "kernels/cpu/attention_ops.h"

@@ -4,7 +4,6 @@
 // here has internal linkage (see src/kernels/CMakeLists.txt).
 #pragma once
 #if defined(__x86_64__)
-#include <cstring>
 
 #include "kernels/cpu/panels.h"
 #include "kernels/cpu/x86/avx512_util.h"
