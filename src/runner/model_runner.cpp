@@ -1,5 +1,6 @@
 #include "runner/model_runner.h"
 
+#include <span>
 #include <string>
 
 #include "runner/kv_block_copy.h"
@@ -7,7 +8,8 @@
 
 namespace db {
 
-ModelRunner::ModelRunner(Model& model, KVStore& kv, ThreadPool& pool) : model_(model), kv_(kv), pool_(pool) {}
+ModelRunner::ModelRunner(Model& model, KVStore& kv, ThreadPool& pool)
+    : model_(model), kv_(kv), pool_(pool), samplers_(static_cast<size_t>(pool.size())) {}
 
 const std::vector<int32_t>* ModelRunner::tokens_of(RequestId id) const {
   auto it = seqs_.find(id);
@@ -76,27 +78,40 @@ void ModelRunner::add_to_batch(const ScheduledRequest& r, Sequence& seq) {
   }
 }
 
+// The rows are independent, so the threads split them, each with its own
+// sampler. No sequence changes until every row is sampled: a row that throws
+// leaves every sequence as it was.
 void ModelRunner::sample_rows(ModelRunnerOutput& out) {
-  const int32_t vocab = model_.config().vocab;
-  out.requests.reserve(sampled_.size());
-  for (size_t row = 0; row < sampled_.size(); ++row) {
-    const ScheduledRequest& r = *sampled_[row].req;
-    Sequence& seq = *sampled_[row].seq;
-    const float* logits = logits_.data() + row * static_cast<size_t>(vocab);
-    const std::span<const int32_t> all(seq.tokens);
-    const TokenHistory history{all.first(static_cast<size_t>(seq.num_prompt_tokens)),
-                               all.subspan(static_cast<size_t>(seq.num_prompt_tokens))};
-    RequestSamples rs;
-    rs.id = r.id;
-    for (int32_t k = 0; k < r.num_samples; ++k) {
-      SamplerState state = seq.sampler_state;
-      state.stream += static_cast<uint32_t>(k);
-      SampleResult res = sampler_.sample(logits, vocab, seq.sampling, state, history);
-      rs.samples.push_back(SampledToken{res.token, res.logprob, std::move(res.top_logprobs)});
-    }
-    seq.tokens.push_back(rs.samples.front().token);
-    out.requests.push_back(std::move(rs));
+  const auto n = static_cast<int64_t>(sampled_.size());
+  std::vector<RequestSamples> rows(sampled_.size());
+  pool_.run([&](int tid, int nth) {
+    for (int64_t row = n * tid / nth; row < n * (tid + 1) / nth; ++row)
+      rows[static_cast<size_t>(row)] = sample_row(samplers_[static_cast<size_t>(tid)], static_cast<size_t>(row));
+  });
+  out.requests.reserve(rows.size());
+  for (size_t row = 0; row < rows.size(); ++row) {
+    sampled_[row].seq->tokens.push_back(rows[row].samples.front().token);
+    out.requests.push_back(std::move(rows[row]));
   }
+}
+
+RequestSamples ModelRunner::sample_row(Sampler& sampler, size_t row) const {
+  const int32_t vocab = model_.config().vocab;
+  const ScheduledRequest& r = *sampled_[row].req;
+  const Sequence& seq = *sampled_[row].seq;
+  const float* logits = logits_.data() + row * static_cast<size_t>(vocab);
+  const std::span<const int32_t> all(seq.tokens);
+  const TokenHistory history{all.first(static_cast<size_t>(seq.num_prompt_tokens)),
+                             all.subspan(static_cast<size_t>(seq.num_prompt_tokens))};
+  RequestSamples rs;
+  rs.id = r.id;
+  for (int32_t k = 0; k < r.num_samples; ++k) {
+    SamplerState state = seq.sampler_state;
+    state.stream += static_cast<uint32_t>(k);
+    SampleResult res = sampler.sample(logits, vocab, seq.sampling, state, history);
+    rs.samples.push_back(SampledToken{res.token, res.logprob, std::move(res.top_logprobs)});
+  }
+  return rs;
 }
 
 }  // namespace db

@@ -50,11 +50,12 @@ class ModelRunner {
   void sync_sequences(const SchedulerOutput& step);
   void add_to_batch(const ScheduledRequest& req, Sequence& seq);
   void sample_rows(ModelRunnerOutput& out);
+  RequestSamples sample_row(Sampler& sampler, size_t row) const;
 
   Model& model_;
   KVStore& kv_;
   ThreadPool& pool_;
-  Sampler sampler_;
+  std::vector<Sampler> samplers_;  // one per pool thread (tid): each has its own scratch
   std::unordered_map<RequestId, Sequence> seqs_;
   // Per-step buffers, reused.
   Batch batch_;
