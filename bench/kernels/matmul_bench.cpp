@@ -7,42 +7,17 @@
 //   kernels_bench --benchmark_filter='Q4_1/49152x576/t1'
 #include <benchmark/benchmark.h>
 
-#include <random>
 #include <string>
 #include <vector>
 
+#include "bench_weights.h"
 #include "kernels/cpu/matmul_dispatch.h"
 #include "kernels/packed_weights.h"
-#include "kernels/quantize.h"
 
 namespace {
 
 using db::DType;
 using db::IsaLevel;
-
-std::vector<uint8_t> random_weights(DType t, int64_t rows, int64_t cols) {
-  std::mt19937 rng(42);
-  const size_t rb = db::row_bytes(t, cols);
-  std::vector<uint8_t> bytes(rb * static_cast<size_t>(rows));
-  if (db::kernels::can_quantize(t)) {
-    std::normal_distribution<float> normal(0.0f, 0.02f);
-    std::vector<float> row(static_cast<size_t>(cols));
-    for (int64_t r = 0; r < rows; ++r) {
-      for (auto& v : row) v = normal(rng);
-      db::kernels::quantize_row(t, row.data(), bytes.data() + static_cast<size_t>(r) * rb, cols);
-    }
-  } else {  // K-quants: random blocks with a small fp16 scale (0x2000 ~ 0.0078) in the d fields
-    std::uniform_int_distribution<int> byte(0, 255);
-    for (auto& b : bytes) b = static_cast<uint8_t>(byte(rng));
-    const size_t bb = db::block_bytes(t);
-    for (size_t off = 0; off < bytes.size(); off += bb) {
-      const size_t d = t == DType::Q6_K ? off + bb - 2 : off;
-      bytes[d] = 0x00;
-      bytes[d + 1] = 0x20;
-    }
-  }
-  return bytes;
-}
 
 void bench_matmul(benchmark::State& state, DType t, int64_t rows, int64_t cols, int64_t n_tokens, int threads,
                   IsaLevel isa, bool packed) {
@@ -50,11 +25,8 @@ void bench_matmul(benchmark::State& state, DType t, int64_t rows, int64_t cols, 
     state.SkipWithError("ISA level not supported by this CPU");
     return;
   }
-  const auto bytes = random_weights(t, rows, cols);
-  db::TensorView w;
-  w.dtype = t;
-  w.shape = {rows, cols};
-  w.data = bytes.data();
+  const auto bytes = db::bench::random_weights(t, rows, cols);
+  db::TensorView w = db::bench::weight_view(bytes, t, rows, cols);
   db::kernels::PackedWeightStore store;
   if (packed) w = store.prepare(w, isa);
   std::vector<float> x(static_cast<size_t>(n_tokens * cols), 0.5f), y(static_cast<size_t>(n_tokens * rows));
