@@ -69,7 +69,6 @@ void fill(dnnl::memory& m, dt type, std::mt19937& rng) {
 // type `type`; activations u8 for s8 weights), the weights reordered from
 // `plain` into the layout the primitive prefers.
 struct OneDnnMatmul {
-  dnnl::matmul::primitive_desc pd;
   dnnl::memory src, weights, dst;
   dnnl::matmul mm;
 
@@ -81,7 +80,7 @@ struct OneDnnMatmul {
     const dnnl::memory::desc dst_md({n_tokens, rows}, dt::f32, tag::ab);
     dnnl::primitive_attr attr;
     if (type == dt::s8) attr.set_output_scales(1 << 1, std::vector<float>(static_cast<size_t>(rows), 0.01f));
-    pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(src_md, wei_any, dst_md), attr, eng);
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src_md, wei_any, dst_md), attr, eng);
     src = dnnl::memory(src_md, eng);
     dst = dnnl::memory(dst_md, eng);
     weights = dnnl::memory(pd.weights_desc(), eng);

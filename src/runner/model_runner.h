@@ -49,7 +49,9 @@ class ModelRunner {
 
   void sync_sequences(const SchedulerOutput& step);
   void add_to_batch(const ScheduledRequest& req, Sequence& seq);
+  // Samples every row of sampled_ (on the pool's threads), then appends each sequence's token.
   void sample_rows(ModelRunnerOutput& out);
+  // Row `row`'s num_samples samples, with `sampler`'s scratch; changes nothing.
   RequestSamples sample_row(Sampler& sampler, size_t row) const;
 
   Model& model_;
