@@ -9,7 +9,10 @@
 
 namespace db::kernels {
 
-bool prefers_packed(DType dtype, IsaLevel level) { return level == IsaLevel::Avx512Vnni && has_panel_layout(dtype); }
+bool prefers_packed(DType dtype, IsaLevel level) {
+  if (is_float_panel(dtype)) return level == IsaLevel::Avx512 || level == IsaLevel::Avx512Vnni;
+  return level == IsaLevel::Avx512Vnni && has_panel_layout(dtype);
+}
 
 void PackedWeightStore::FreeDeleter::operator()(uint8_t* p) const { std::free(p); }
 

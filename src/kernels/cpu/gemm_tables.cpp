@@ -37,7 +37,7 @@ GemmKernels avx2_kernels() {
   k.q4_k = avx2::gemm_q4_k;
   k.q5_k = avx2::gemm_q5_k;
   k.q6_k = avx2::gemm_q6_k;
-  scalar::panel_kernels(k.panel);  // panels are packed only for VNNI; these keep them computable
+  scalar::panel_kernels(k.panel);  // panels are packed only at the AVX-512 levels; these keep them computable
   k.tile_rows = kAvx2TileRows;
   k.tile_tokens = kAvx2TileTokens;
   k.quantize_q8x32 = avx2::quantize_row_q8x32;
@@ -56,7 +56,8 @@ GemmKernels avx512_kernels() {
   k.q4_k = avx512::gemm_q4_k;
   k.q5_k = avx512::gemm_q5_k;
   k.q6_k = avx512::gemm_q6_k;
-  scalar::panel_kernels(k.panel);  // panels are packed only for VNNI; these keep them computable
+  scalar::panel_kernels(k.panel);  // quantized panels are packed only for VNNI; these keep them computable
+  avx512::float_panel_kernels(k.panel);
   k.tile_rows = kAvx512TileRows;
   k.tile_tokens = kAvx512TileTokens;
   k.quantize_q8x32 = avx512::quantize_row_q8x32;

@@ -16,7 +16,10 @@ struct GemmTile {
   int64_t w_stride;                    // bytes between consecutive weight rows
   int64_t cols;                        // elements per weight row
   const QuantizedActs* acts;     // quantized weights: activations quantized for this dtype
-  const float* x;                // float weights: token rows of `cols` floats
+  const float* x;                // float weights: token rows of `cols` floats; float panels: token t0's
+                                 // element 0, element k at x + k * x_kstride and token t0 + j's at + j
+  int64_t x_kstride;                   // float panels: floats between a token's consecutive elements
+  int64_t k0, k1;                      // float panels: the elements [k0, k1) this call adds (see panels.h)
   int64_t t0;                          // first token of the tile
   float* y;                      // output of (first row, token t0)
   int64_t ldy;                         // floats between consecutive tokens in y
@@ -43,7 +46,7 @@ struct GemmKernels {
   GemmTileFn f32, f16, bf16;
   GemmTileFn q4_0, q4_1, q8_0;
   GemmTileFn q4_k, q5_k, q6_k;
-  PanelKernels panel[6];  // Panels16 layout, indexed by panel_index(dtype) (kernels/cpu/panels.h)
+  PanelKernels panel[9];  // Panels16 layout, indexed by panel_index(dtype) (kernels/cpu/panels.h)
   int tile_rows;    // largest nr the kernels accept
   int tile_tokens;  // largest nt the kernels accept (the panel kernels: kPanelTileTokens)
   QuantizeRowQ8x32Fn quantize_q8x32;

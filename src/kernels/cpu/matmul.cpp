@@ -2,8 +2,10 @@
 // the weights are quantized, and walks (row tile x token tile) kernels over the
 // thread pool. The rows are cut into chunks of row tiles that the threads claim
 // dynamically; inside a chunk each tile of weight rows stays in L1 while every
-// token tile of the current token chunk passes over it. A row's result never
-// depends on the chunking, the thread count or the other tokens of the batch.
+// token tile of the current token chunk passes over it (float panels: each
+// block of kFloatPanelKBlock elements of a tile, see run_float_panels). A
+// row's result never depends on the chunking, the thread count or the other
+// tokens of the batch.
 #include <algorithm>
 #include <string>
 
@@ -104,6 +106,13 @@ void check_operands(const TensorView& W, const float* X, int64_t n_tokens, const
     throw Error("matmul: null weight, input or output pointer (weight shape " + W.shape_str() + ")");
 }
 
+// Float panels with more than one token tile: elements per kernel call (a
+// group's 256 elements of F32 are 16 KB, a token tile's 16 KB), at least this
+// many chunks, and about this many groups per chunk.
+constexpr int64_t kFloatPanelKBlock = 256;
+constexpr int64_t kMinFloatPanelChunks = 16;
+constexpr int64_t kFloatPanelGroupsPerChunk = 4;
+
 // Weight bytes per work chunk handed to a thread: small enough that a thread
 // the OS preempts holds up little, large enough to amortize the hand-off.
 constexpr int64_t kChunkWeightBytes = 64 * 1024;
@@ -119,11 +128,12 @@ struct Product {
   int64_t chunk_tokens;  // tokens per pass over the rows (activations stay in L2)
   int64_t row_tiles;
   int64_t n_chunks;      // row tiles are split into this many contiguous chunks
+  bool float_panels;     // runs in run_float_panels
 
   int64_t tile_begin(int64_t c) const { return row_tiles * c / n_chunks; }
 };
 
-// The activations of one step in every format and layout a group needs (quantized lazily, once).
+// The activations of one step in every format and layout a group needs (prepared lazily, once).
 class SharedActs {
  public:
   SharedActs(const GemmKernels& k, const float* X, int64_t n_tokens, int64_t cols, ThreadPool& pool)
@@ -136,6 +146,13 @@ class SharedActs {
     }
     return &acts_[i];
   }
+  // The float panel kernels' view of the tokens (kernels/cpu/quantize_acts.h):
+  // regrouped in tiles unless there is a single token.
+  const float* float_tiles() {
+    if (n_tokens_ == 1) return x_;
+    if (float_tiles_ == nullptr) float_tiles_ = tile_float_acts(x_, n_tokens_, cols_, pool_);
+    return float_tiles_;
+  }
 
  private:
   const GemmKernels& k_;
@@ -144,6 +161,7 @@ class SharedActs {
   ThreadPool& pool_;
   QuantizedActs acts_[4]{};
   bool ready_[4] = {false, false, false, false};
+  const float* float_tiles_ = nullptr;
 };
 
 Product prepare(const GemmKernels& k, IsaLevel level, const TensorView& W, const float* X, int64_t n_tokens, float* Y,
@@ -152,6 +170,7 @@ Product prepare(const GemmKernels& k, IsaLevel level, const TensorView& W, const
   p.fn = kernel_for(k, W);
   DB_CHECK(p.fn != nullptr, "no " + dtype_name(W.dtype) + " kernel at level " + isa_name(level));
   p.rows = W.rows();
+  p.float_panels = W.layout == TensorLayout::Panels16 && is_float_panel(W.dtype);
   p.base.w = static_cast<const uint8_t*>(W.data);
   p.base.w_stride = static_cast<int64_t>(W.row_nbytes());
   if (W.layout == TensorLayout::Panels16)
@@ -168,6 +187,9 @@ Product prepare(const GemmKernels& k, IsaLevel level, const TensorView& W, const
     const bool panels = W.layout == TensorLayout::Panels16;
     p.base.acts = acts.get(block_size(W.dtype) == 256 ? 256 : 32, panels ? ActLayout::Tiles : ActLayout::Rows);
     act_row_bytes = p.base.acts->qs_stride;
+  } else if (p.float_panels) {
+    p.base.x = acts.float_tiles();
+    p.base.x_kstride = n_tokens == 1 ? 1 : kActTileTokens;
   } else {
     p.base.x = X;
   }
@@ -179,10 +201,45 @@ Product prepare(const GemmKernels& k, IsaLevel level, const TensorView& W, const
   const int64_t token_passes = (n_tokens + kTokensPerChunkPass - 1) / kTokensPerChunkPass;
   const int64_t chunks = (bytes + kChunkWeightBytes - 1) / kChunkWeightBytes * token_passes;
   p.n_chunks = std::clamp<int64_t>(chunks, 1, p.row_tiles);
+  if (p.float_panels && n_tokens > kPanelTileTokens) {
+    // Several groups per chunk, so that a block of the tokens' elements stays
+    // in L2 while the chunk's groups pass over it (run_float_panels).
+    p.n_chunks = std::clamp<int64_t>(std::max<int64_t>(p.row_tiles / kFloatPanelGroupsPerChunk, kMinFloatPanelChunks),
+                                     1, p.row_tiles);
+  }
   return p;
 }
 
+// Runs chunk c of a float panel product: for each block of kFloatPanelKBlock
+// elements, every group of the chunk over every token tile, so that a group's
+// block of weights stays in L1 while the tokens pass and the tokens' block in
+// L2 while the groups pass. The kernels continue each sum where the previous
+// block left it in y, so the result equals one pass over whole rows. With at
+// most one token tile there is nothing to reuse: whole rows per call.
+void run_float_panels(const Product& p, int64_t n_tokens, int64_t c) {
+  const int64_t cols = p.base.cols, k_block = n_tokens > kPanelTileTokens ? kFloatPanelKBlock : cols;
+  const int64_t g0 = p.tile_begin(c), g1 = p.tile_begin(c + 1);
+  GemmTile tile = p.base;
+  for (int64_t k0 = 0; k0 < cols; k0 += k_block) {
+    tile.k0 = k0;
+    tile.k1 = std::min(cols, k0 + k_block);
+    for (int64_t g = g0; g < g1; ++g) {
+      const int64_t r0 = g * kPanelRows;
+      tile.w = p.base.w + g * p.tiling.bytes;
+      tile.nr = static_cast<int>(std::min<int64_t>(kPanelRows, p.rows - r0));
+      for (int64_t t0 = 0; t0 < n_tokens; t0 += kPanelTileTokens) {
+        tile.t0 = t0;
+        tile.nt = static_cast<int>(std::min<int64_t>(kPanelTileTokens, n_tokens - t0));
+        tile.y = p.base.y + t0 * p.base.ldy + r0;
+        tile.x = p.base.x + t0 * cols;  // token tile t0 / 16 (or the single token)
+        p.fn(tile);
+      }
+    }
+  }
+}
+
 void run_chunk(const Product& p, int64_t n_tokens, int64_t c) {
+  if (p.float_panels) return run_float_panels(p, n_tokens, c);
   run_tiles(p.tiling, [&p](const GemmTile& t, int64_t) { p.fn(t); }, p.base, p.rows, n_tokens, p.chunk_tokens,
             p.tile_begin(c), p.tile_begin(c + 1));
 }

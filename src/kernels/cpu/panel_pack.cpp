@@ -1,5 +1,6 @@
 // Conversion between GGUF rows and the Panels16 layout (kernels/cpu/panels.h;
 // the K-quant blocks: panel_pack_k.cpp).
+#include <algorithm>
 #include <cstring>
 
 #include "kernels/cpu/panel_k_layout.h"
@@ -77,7 +78,33 @@ void unpack_block(DType t, const uint8_t* codes, const uint8_t* header, int r, u
 
 bool is_k_quant(DType t) { return t == DType::Q4_K || t == DType::Q5_K || t == DType::Q6_K; }
 
+// Float rows [0, rows) into groups: element k of a group's 16 rows is 16
+// consecutive values (padding rows stay zero). A group is written 64
+// elements at a time, so that the lines being filled stay in L1.
+void pack_float_panels(DType t, const uint8_t* src, int64_t src_stride, int64_t rows, int64_t cols, uint8_t* dst) {
+  const auto es = static_cast<int64_t>(block_bytes(t));
+  const int64_t group_bytes = panel_group_bytes(t, cols);
+  constexpr int64_t kStep = 64;
+  for (int64_t r0 = 0; r0 < rows; r0 += kPanelRows) {
+    uint8_t* group = dst + r0 / kPanelRows * group_bytes;
+    const int64_t nr = std::min<int64_t>(kPanelRows, rows - r0);
+    for (int64_t k0 = 0; k0 < cols; k0 += kStep) {
+      const int64_t k1 = std::min(cols, k0 + kStep);
+      for (int64_t r = 0; r < nr; ++r) {
+        const uint8_t* s = src + (r0 + r) * src_stride;
+        uint8_t* d = group + r * es;
+        if (es == 4)
+          for (int64_t k = k0; k < k1; ++k) std::memcpy(d + k * kPanelRows * 4, s + 4 * k, 4);
+        else
+          for (int64_t k = k0; k < k1; ++k) std::memcpy(d + k * kPanelRows * 2, s + 2 * k, 2);
+      }
+    }
+  }
+}
+
 }  // namespace
+
+bool is_float_panel(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
 
 int64_t panel_code_offset(int r, int k) { return ((k / 4) * kPanelRows + r) * 4 + k % 4; }
 
@@ -93,14 +120,16 @@ int panel_index(DType t) {
 
 bool has_panel_layout(DType t) { return panel_index(t) >= 0; }
 
-int64_t panel_block_elems(DType t) { return is_k_quant(t) ? 256 : kQK; }
+int64_t panel_block_elems(DType t) { return is_k_quant(t) ? 256 : is_float_panel(t) ? 1 : kQK; }
 
 int64_t panel_code_bytes(DType t) {
   if (is_k_quant(t)) return kKLowBytes + k_high_bytes(t) + kKScaleBytes;
+  if (is_float_panel(t)) return kPanelRows * static_cast<int64_t>(block_bytes(t));
   return t == DType::Q8_0 ? 32 * kPanelRows : 16 * kPanelRows;
 }
 
 int64_t panel_header_bytes(DType t) {
+  if (is_float_panel(t)) return 0;
   return t == DType::Q4_1 || t == DType::Q4_K || t == DType::Q5_K ? 2 * kHeaderHalfBytes : kHeaderHalfBytes;
 }
 
@@ -119,6 +148,7 @@ void pack_panels(DType t, const uint8_t* src, int64_t src_stride, int64_t rows, 
   const int64_t code_bytes = panel_code_bytes(t), header_bytes = panel_header_bytes(t);
   const int64_t group_bytes = panel_group_bytes(t, cols);
   std::memset(dst, 0, static_cast<size_t>(panel_matrix_bytes(t, rows, cols)));  // padding rows: zero codes and scales
+  if (is_float_panel(t)) return pack_float_panels(t, src, src_stride, rows, cols, dst);
   for (int64_t row = 0; row < rows; ++row) {
     uint8_t* group = dst + row / kPanelRows * group_bytes;
     const int r = static_cast<int>(row % kPanelRows);
@@ -134,6 +164,10 @@ void unpack_panel_row(DType t, const uint8_t* panels, int64_t cols, int64_t row,
   const int64_t code_bytes = panel_code_bytes(t), header_bytes = panel_header_bytes(t);
   const uint8_t* group = panels + row / kPanelRows * panel_group_bytes(t, cols);
   const int r = static_cast<int>(row % kPanelRows);
+  if (is_float_panel(t)) {
+    for (int64_t k = 0; k < cols; ++k) std::memcpy(dst + k * block, group + (k * kPanelRows + r) * block, block);
+    return;
+  }
   for (int64_t b = 0; b < nb; ++b)
     unpack_block(t, group + b * code_bytes, group + nb * code_bytes + b * header_bytes, r, dst + b * block);
 }

@@ -1,7 +1,9 @@
 // Scalar Panels16 kernels: the reference the vector kernels equal bit for bit
-// (the formula and operation order are in kernels/cpu/panels.h). Activations
-// in the Tiles layout (kernels/cpu/act_quant.h).
+// (the formula and operation order are in kernels/cpu/panels.h). Quantized
+// formats read activations in the Tiles layout (kernels/cpu/act_quant.h),
+// float formats the f32 values GemmTile.x points at.
 #include <cmath>
+#include <cstring>
 
 #include "kernels/cpu/panel_k_layout.h"
 #include "kernels/cpu/panels.h"
@@ -90,6 +92,29 @@ void panel_k_gemm(const GemmTile& t) {
   }
 }
 
+// Element k of row r of a float panel, as f32 (exact).
+template <DType T>
+float float_weight(const uint8_t* group, int r, int64_t k) {
+  const uint8_t* p = group + (k * kPanelRows + r) * (T == DType::F32 ? 4 : 2);
+  if (T == DType::F32) {
+    float v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+  return T == DType::F16 ? fp16_to_f32(load_u16(p)) : bf16_to_f32(load_u16(p));
+}
+
+template <DType T>
+void panel_float_gemm(const GemmTile& t) {
+  for (int j = 0; j < t.nt; ++j)
+    for (int r = 0; r < t.nr; ++r) {
+      float& y = t.y[j * t.ldy + r];
+      float acc = t.k0 == 0 ? 0.0f : y;
+      for (int64_t k = t.k0; k < t.k1; ++k) acc = std::fma(float_weight<T>(t.w, r, k), t.x[k * t.x_kstride + j], acc);
+      y = acc;
+    }
+}
+
 }  // namespace
 
 void panel_q4_0(const GemmTile& t) { panel_gemm<DType::Q4_0>(t); }
@@ -98,9 +123,13 @@ void panel_q8_0(const GemmTile& t) { panel_gemm<DType::Q8_0>(t); }
 void panel_q4_k(const GemmTile& t) { panel_k_gemm<DType::Q4_K>(t); }
 void panel_q5_k(const GemmTile& t) { panel_k_gemm<DType::Q5_K>(t); }
 void panel_q6_k(const GemmTile& t) { panel_k_gemm<DType::Q6_K>(t); }
+void panel_f32(const GemmTile& t) { panel_float_gemm<DType::F32>(t); }
+void panel_f16(const GemmTile& t) { panel_float_gemm<DType::F16>(t); }
+void panel_bf16(const GemmTile& t) { panel_float_gemm<DType::BF16>(t); }
 
 void panel_kernels(PanelKernels (&out)[kPanelFormats]) {
-  const GemmTileFn fns[kPanelFormats] = {panel_q4_0, panel_q4_1, panel_q8_0, panel_q4_k, panel_q5_k, panel_q6_k};
+  const GemmTileFn fns[kPanelFormats] = {panel_q4_0, panel_q4_1, panel_q8_0, panel_q4_k, panel_q5_k,
+                                         panel_q6_k, panel_f32,  panel_f16,  panel_bf16};
   for (int i = 0; i < kPanelFormats; ++i) out[i] = {fns[i], nullptr};
 }
 

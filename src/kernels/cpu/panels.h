@@ -1,6 +1,6 @@
 // The Panels16 weight layout (TensorLayout::Panels16) and its kernels, for
-// the 32-element block formats (Q4_0, Q4_1, Q8_0) and the 256-element K-quant
-// super-blocks (Q4_K, Q5_K, Q6_K).
+// the 32-element block formats (Q4_0, Q4_1, Q8_0), the 256-element K-quant
+// super-blocks (Q4_K, Q5_K, Q6_K) and the float formats (F32, F16, BF16).
 //
 // Rows are taken 16 at a time (a group; the last group is padded with zero
 // rows). Group g occupies panel_group_bytes(dtype, cols) bytes from
@@ -36,6 +36,15 @@
 // The same float operations in the same order at every ISA level and
 // tile shape, so results are bit-identical across levels, tiles, threads and
 // batches.
+//
+// Float formats: a block is one element, with no header; element k of the 16
+// rows is 16 values in row order at k * 16 * element size. A kernel call adds
+// elements [k0, k1) of each row:
+//   acc = k0 == 0 ? 0 : y;   for k = k0..k1-1: acc = fma(w[k], x[k], acc);   y = acc
+// one fused multiply-add per element in element order, so a product cut into
+// any element ranges (the driver cuts them to keep weights in L1) gives the
+// same bits as one call over the whole row. x is the token's f32 values
+// (GemmTile.x, x_kstride); F16 and BF16 weights convert to f32 exactly.
 #pragma once
 #include <cstdint>
 
@@ -47,15 +56,19 @@ namespace db::kernels {
 inline constexpr int kPanelRows = 16;
 
 // The panel formats, in the order of GemmKernels::panel.
-inline constexpr DType kPanelDTypes[] = {DType::Q4_0, DType::Q4_1, DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K};
-inline constexpr int kPanelFormats = 6;
+inline constexpr DType kPanelDTypes[] = {DType::Q4_0, DType::Q4_1, DType::Q8_0, DType::Q4_K, DType::Q5_K,
+                                         DType::Q6_K, DType::F32,  DType::F16,  DType::BF16};
+inline constexpr int kPanelFormats = 9;
+inline constexpr int kFirstFloatPanel = 6;  // F32, F16, BF16 follow the quantized formats
 static_assert(sizeof(GemmKernels::panel) / sizeof(PanelKernels) == kPanelFormats);
 // Index of t in kPanelDTypes, or -1 if t has no panel layout.
 int panel_index(DType t);
 
 // True for the dtypes the panel layout exists for.
 bool has_panel_layout(DType t);
-// Elements per block (32, or 256 for K-quants).
+// True for the float panel formats (F32, F16, BF16).
+bool is_float_panel(DType t);
+// Elements per block (32, 256 for K-quants, 1 for floats).
 int64_t panel_block_elems(DType t);
 // Bytes of one block's codes / headers for 16 rows.
 int64_t panel_code_bytes(DType t);
@@ -78,8 +91,10 @@ void unpack_panel_row(DType t, const uint8_t* panels, int64_t cols, int64_t r, u
 
 // Panel kernels (GemmKernels::panel_*): GemmTile.w is the group's first byte,
 // nr <= 16 rows of it, nt <= kPanelTileTokens tokens; w_stride is unused. The
-// activations are in the Tiles layout (kernels/cpu/act_quant.h), and a tile's
-// tokens lie in one activation tile (t0 % kActTileTokens + nt <= kActTileTokens).
+// quantized formats' activations are in the Tiles layout
+// (kernels/cpu/act_quant.h), and a tile's tokens lie in one activation tile
+// (t0 % kActTileTokens + nt <= kActTileTokens). The float formats read
+// GemmTile.x / x_kstride / k0 / k1 (above).
 inline constexpr int kPanelTileTokens = 16;
 
 namespace scalar {
@@ -89,9 +104,19 @@ void panel_q8_0(const GemmTile&);
 void panel_q4_k(const GemmTile&);
 void panel_q5_k(const GemmTile&);
 void panel_q6_k(const GemmTile&);
+void panel_f32(const GemmTile&);
+void panel_f16(const GemmTile&);
+void panel_bf16(const GemmTile&);
 // Kernels for every panel format, in kPanelDTypes order (no fused gates).
 void panel_kernels(PanelKernels (&out)[kPanelFormats]);
 }  // namespace scalar
+namespace avx512 {
+void panel_f32(const GemmTile&);
+void panel_f16(const GemmTile&);
+void panel_bf16(const GemmTile&);
+// Sets the float formats' entries of out (kFirstFloatPanel on); leaves the others.
+void float_panel_kernels(PanelKernels (&out)[kPanelFormats]);
+}  // namespace avx512
 namespace avx512vnni {
 void panel_q4_0(const GemmTile&);
 void panel_q4_1(const GemmTile&);
@@ -105,7 +130,8 @@ void panel_swiglu_q8_0(const GemmTile&, const uint8_t* up);
 void panel_swiglu_q4_k(const GemmTile&, const uint8_t* up);
 void panel_swiglu_q5_k(const GemmTile&, const uint8_t* up);
 void panel_swiglu_q6_k(const GemmTile&, const uint8_t* up);
-// Kernels for every panel format, in kPanelDTypes order, with fused gates.
+// Sets the quantized formats' entries of out (before kFirstFloatPanel), with
+// fused gates; leaves the others.
 void panel_kernels(PanelKernels (&out)[kPanelFormats]);
 }  // namespace avx512vnni
 

@@ -1,5 +1,6 @@
 #include "kernels/cpu/quantize_acts.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -9,9 +10,10 @@ namespace {
 
 size_t align64(size_t n) { return (n + 63) / 64 * 64; }
 
-// Reusable, 64-byte aligned scratch of the calling thread, one per (format, layout).
+// Reusable, 64-byte aligned scratch of the calling thread, one per (format,
+// layout) and one (slot 4) for float tiles.
 uint8_t* scratch(int slot, size_t bytes) {
-  thread_local std::vector<uint8_t> bufs[4];
+  thread_local std::vector<uint8_t> bufs[5];
   std::vector<uint8_t>& buf = bufs[slot];
   if (buf.size() < bytes + 64) buf.resize(bytes + 64);
   const auto addr = reinterpret_cast<uintptr_t>(buf.data());
@@ -116,6 +118,30 @@ QuantizedActs quantize_acts(const GemmKernels& k, int block, ActLayout layout, c
   else
     pool.parallel_for(n_tokens, quantize_rows);
   return a;
+}
+
+}  // namespace db::kernels
+
+namespace db::kernels {
+
+const float* tile_float_acts(const float* X, int64_t n_tokens, int64_t cols, ThreadPool& pool) {
+  const int64_t tiles = (n_tokens + kActTileTokens - 1) / kActTileTokens;
+  auto* out = reinterpret_cast<float*>(scratch(4, static_cast<size_t>(tiles * cols * kActTileTokens) * sizeof(float)));
+  auto regroup = [&](int64_t begin, int64_t end) {
+    for (int64_t tile = begin; tile < end; ++tile) {
+      const int64_t t0 = tile * kActTileTokens, nt = std::min<int64_t>(kActTileTokens, n_tokens - t0);
+      float* dst = out + tile * cols * kActTileTokens;
+      for (int64_t l = 0; l < nt; ++l) {
+        const float* src = X + (t0 + l) * cols;
+        for (int64_t k = 0; k < cols; ++k) dst[k * kActTileTokens + l] = src[k];
+      }
+    }
+  };
+  if (n_tokens * cols < 16384)
+    regroup(0, tiles);
+  else
+    pool.parallel_for(tiles, regroup);
+  return out;
 }
 
 }  // namespace db::kernels

@@ -1,7 +1,7 @@
-// The matmul driver's activation quantization: a step's float token rows
+// The matmul driver's activation preparation: a step's float token rows
 // quantized once per format (Q8x32 or Q8x256) into the layout the kernels read
-// (kernels/cpu/act_quant.h), in per-thread scratch that the next call of the
-// same thread, format and layout reuses.
+// (kernels/cpu/act_quant.h), or regrouped for the float panel kernels, in
+// per-thread scratch that the next call of the same thread and form reuses.
 #pragma once
 #include <cstdint>
 
@@ -17,5 +17,12 @@ namespace db::kernels {
 // with the same pair.
 QuantizedActs quantize_acts(const GemmKernels& k, int block, ActLayout layout, const float* X, int64_t n_tokens,
                             int64_t cols, ThreadPool& pool);
+
+// X ([n_tokens][cols] floats) regrouped for the float panel kernels: tokens
+// in tiles of kActTileTokens, element k of tile T's token l at
+// ((T * cols) + k) * kActTileTokens + l (the padding tokens of the last tile
+// unwritten). The result points into the calling thread's scratch: valid
+// until its next call.
+const float* tile_float_acts(const float* X, int64_t n_tokens, int64_t cols, ThreadPool& pool);
 
 }  // namespace db::kernels

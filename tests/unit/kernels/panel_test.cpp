@@ -38,6 +38,16 @@ TensorView packed_view(PackedWeightStore& store, const testing::TestWeights& w) 
   return v;
 }
 
+// w's packed view times the n_tokens rows of x, at this CPU's best level.
+std::vector<float> packed_product(const testing::TestWeights& w, const std::vector<float>& x, int64_t n_tokens) {
+  PackedWeightStore store;
+  const TensorView p = packed_view(store, w);
+  ThreadPool pool(2);
+  std::vector<float> y(static_cast<size_t>(n_tokens * p.rows()));
+  matmul_isa(cpu_features().best, p, x.data(), n_tokens, y.data(), pool);
+  return y;
+}
+
 TEST_P(PanelTest, PackingKeepsEveryRow) {
   const DType dtype = GetParam();
   for (int64_t rows : kRowCounts)
@@ -92,11 +102,7 @@ TEST_P(PanelTest, MatchesTheDequantizedProduct) {
   const int64_t rows = 37, cols = width(dtype, 576), n_tokens = 9;
   const auto w = testing::make_weights(dtype, rows, cols, 13);
   const auto x = testing::make_activations(n_tokens, cols, 17);
-  PackedWeightStore store;
-  const TensorView p = packed_view(store, w);
-  ThreadPool pool(2);
-  std::vector<float> y(static_cast<size_t>(n_tokens * rows));
-  matmul_isa(cpu_features().best, p, x.data(), n_tokens, y.data(), pool);
+  const std::vector<float> y = packed_product(w, x, n_tokens);
   for (int64_t t = 0; t < n_tokens; ++t)
     for (int64_t r = 0; r < rows; ++r) {
       double exact = 0.0, magnitude = 0.0;
@@ -149,19 +155,40 @@ TEST_P(PanelTest, FusedGateEqualsProductsThenSwiglu) {
   }
 }
 
-TEST(PanelLayout, OnlyTheVnniLevelPacksAndOnlyQuantizedFormats) {
+TEST(PanelLayout, QuantizedFormatsPackAtVnniFloatsAtBothAvx512Levels) {
   for (DType t : kPanelDTypes) {
+    const bool is_float = t == DType::F32 || t == DType::F16 || t == DType::BF16;
     EXPECT_TRUE(prefers_packed(t, IsaLevel::Avx512Vnni)) << dtype_name(t);
-    EXPECT_FALSE(prefers_packed(t, IsaLevel::Avx512)) << dtype_name(t);
+    EXPECT_EQ(prefers_packed(t, IsaLevel::Avx512), is_float) << dtype_name(t);
     EXPECT_FALSE(prefers_packed(t, IsaLevel::Avx2)) << dtype_name(t);
+    EXPECT_FALSE(prefers_packed(t, IsaLevel::Scalar)) << dtype_name(t);
   }
-  EXPECT_FALSE(prefers_packed(DType::F16, IsaLevel::Avx512Vnni));
+  EXPECT_FALSE(prefers_packed(DType::Q5_0, IsaLevel::Avx512Vnni));
   const auto w = testing::make_weights(DType::BF16, 16, 256, 1);
   PackedWeightStore store;
-  const TensorView v = store.prepare(w.view(), IsaLevel::Avx512Vnni);
+  const TensorView v = store.prepare(w.view(), IsaLevel::Avx2);
   EXPECT_EQ(v.layout, TensorLayout::Rows);
   EXPECT_EQ(v.data, w.view().data);
   EXPECT_EQ(store.bytes(), 0u);
+}
+
+// Float panels cut long products into element blocks (the kernels continue
+// each sum from y): the sums must come out as one pass in element order, for
+// a width that is not a multiple of the block and a token count with a
+// partial tile, on every level that runs the packed layout.
+TEST(PanelLayout, FloatProductsAreOneFusedMultiplyAddPerElementInOrder) {
+  const int64_t rows = 21, cols = 700, n_tokens = 37;
+  for (DType dtype : {DType::F32, DType::F16, DType::BF16}) {
+    const auto w = testing::make_weights(dtype, rows, cols, 31);
+    const auto x = testing::make_activations(n_tokens, cols, 37);
+    const std::vector<float> got = packed_product(w, x, n_tokens);
+    for (int64_t t = 0; t < n_tokens; ++t)
+      for (int64_t r = 0; r < rows; ++r) {
+        float acc = 0.0f;
+        for (int64_t k = 0; k < cols; ++k) acc = std::fma(w.values[r * cols + k], x[t * cols + k], acc);
+        ASSERT_EQ(got[t * rows + r], acc) << dtype_name(dtype) << " token " << t << " row " << r;
+      }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllPanelFormats, PanelTest, ::testing::ValuesIn(kPanelDTypes),

@@ -1,0 +1,87 @@
+// AVX-512 Panels16 kernels for float weights (F32, F16, BF16; formula and
+// layout: kernels/cpu/panels.h). The 16 lanes are the 16 rows of a group:
+// per element, one load (and conversion) of the 16 rows' weights, then for
+// each token one FMA with the token's value broadcast from memory, into one
+// accumulator per token. Up to 16 tokens per call keep the two FMA ports busy
+// with independent chains while the weights are read once per call.
+#if defined(__x86_64__)
+#include "kernels/cpu/panels.h"
+#include "kernels/cpu/x86/avx512_util.h"
+
+namespace db::kernels::avx512 {
+
+namespace {
+
+// load(p): the 16 rows' weights of one element, as f32.
+struct F32Panel {
+  static constexpr int64_t kBytes = 4 * kPanelRows;
+  static __m512 load(const uint8_t* p) { return _mm512_loadu_ps(p); }
+};
+
+struct F16Panel {
+  static constexpr int64_t kBytes = 2 * kPanelRows;
+  static __m512 load(const uint8_t* p) { return _mm512_cvtph_ps(load256(p)); }
+};
+
+struct BF16Panel {
+  static constexpr int64_t kBytes = 2 * kPanelRows;
+  static __m512 load(const uint8_t* p) {
+    const __m512i wide = _mm512_cvtepu16_epi32(load256(p));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
+  }
+};
+
+template <class L, int NT>
+void run(const GemmTile& t) {
+  const auto rows = static_cast<__mmask16>((1u << t.nr) - 1u);
+  __m512 acc[NT];
+  for (int j = 0; j < NT; ++j) acc[j] = t.k0 == 0 ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(rows, t.y + j * t.ldy);
+  const uint8_t* w = t.w + t.k0 * L::kBytes;
+  const float* x = t.x + t.k0 * t.x_kstride;
+  const int64_t ks = t.x_kstride;
+#pragma GCC unroll 4
+  for (int64_t k = t.k0; k < t.k1; ++k, w += L::kBytes, x += ks) {
+    const __m512 wv = L::load(w);
+#pragma GCC unroll 16
+    for (int j = 0; j < NT; ++j) acc[j] = _mm512_fmadd_ps(wv, _mm512_set1_ps(x[j]), acc[j]);
+  }
+  for (int j = 0; j < NT; ++j) _mm512_mask_storeu_ps(t.y + j * t.ldy, rows, acc[j]);
+}
+
+template <class L>
+void panel_float(const GemmTile& t) {
+  static_assert(kPanelTileTokens == 16);
+  switch (t.nt) {
+    case 1: return run<L, 1>(t);
+    case 2: return run<L, 2>(t);
+    case 3: return run<L, 3>(t);
+    case 4: return run<L, 4>(t);
+    case 5: return run<L, 5>(t);
+    case 6: return run<L, 6>(t);
+    case 7: return run<L, 7>(t);
+    case 8: return run<L, 8>(t);
+    case 9: return run<L, 9>(t);
+    case 10: return run<L, 10>(t);
+    case 11: return run<L, 11>(t);
+    case 12: return run<L, 12>(t);
+    case 13: return run<L, 13>(t);
+    case 14: return run<L, 14>(t);
+    case 15: return run<L, 15>(t);
+    default: return run<L, 16>(t);
+  }
+}
+
+}  // namespace
+
+void panel_f32(const GemmTile& t) { panel_float<F32Panel>(t); }
+void panel_f16(const GemmTile& t) { panel_float<F16Panel>(t); }
+void panel_bf16(const GemmTile& t) { panel_float<BF16Panel>(t); }
+
+void float_panel_kernels(PanelKernels (&out)[kPanelFormats]) {
+  out[kFirstFloatPanel] = {panel_f32, nullptr};
+  out[kFirstFloatPanel + 1] = {panel_f16, nullptr};
+  out[kFirstFloatPanel + 2] = {panel_bf16, nullptr};
+}
+
+}  // namespace db::kernels::avx512
+#endif
