@@ -31,6 +31,11 @@ struct BF16Panel {
   }
 };
 
+// How far ahead of the element being computed its weights are prefetched. A
+// call over whole rows (decode) streams them from memory, and with several
+// tokens per element the out-of-order window alone keeps too few lines in flight.
+constexpr int64_t kPrefetchBytes = 2048;
+
 template <class L, int NT>
 void run(const GemmTile& t) {
   const auto rows = static_cast<__mmask16>((1u << t.nr) - 1u);
@@ -41,6 +46,7 @@ void run(const GemmTile& t) {
   const int64_t ks = t.x_kstride;
 #pragma GCC unroll 4
   for (int64_t k = t.k0; k < t.k1; ++k, w += L::kBytes, x += ks) {
+    _mm_prefetch(reinterpret_cast<const char*>(w + kPrefetchBytes), _MM_HINT_T0);
     const __m512 wv = L::load(w);
 #pragma GCC unroll 16
     for (int j = 0; j < NT; ++j) acc[j] = _mm512_fmadd_ps(wv, _mm512_set1_ps(x[j]), acc[j]);
