@@ -10,6 +10,9 @@ namespace {
 
 size_t align64(size_t n) { return (n + 63) / 64 * 64; }
 
+// Below this many activation values a fork costs more than the work it splits.
+constexpr int64_t kMinParallelValues = 16384;
+
 // Reusable, 64-byte aligned scratch of the calling thread, one per (format,
 // layout) and one (slot 4) for float tiles.
 uint8_t* scratch(int slot, size_t bytes) {
@@ -113,16 +116,12 @@ QuantizedActs quantize_acts(const GemmKernels& k, int block, ActLayout layout, c
                      a.zsum ? a.zsum + v : nullptr, a.bsums ? a.bsums + 16 * v : nullptr);
     }
   };
-  if (n_tokens * cols < 16384)
-    quantize_rows(0, n_tokens);  // too little work to be worth a fork
+  if (n_tokens * cols < kMinParallelValues)
+    quantize_rows(0, n_tokens);
   else
     pool.parallel_for(n_tokens, quantize_rows);
   return a;
 }
-
-}  // namespace db::kernels
-
-namespace db::kernels {
 
 const float* tile_float_acts(const float* X, int64_t n_tokens, int64_t cols, ThreadPool& pool) {
   const int64_t tiles = (n_tokens + kActTileTokens - 1) / kActTileTokens;
@@ -137,7 +136,7 @@ const float* tile_float_acts(const float* X, int64_t n_tokens, int64_t cols, Thr
       }
     }
   };
-  if (n_tokens * cols < 16384)
+  if (n_tokens * cols < kMinParallelValues)
     regroup(0, tiles);
   else
     pool.parallel_for(tiles, regroup);

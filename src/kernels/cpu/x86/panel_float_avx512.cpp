@@ -5,6 +5,8 @@
 // accumulator per token. Up to 16 tokens per call keep the two FMA ports busy
 // with independent chains while the weights are read once per call.
 #if defined(__x86_64__)
+#include <utility>
+
 #include "kernels/cpu/panels.h"
 #include "kernels/cpu/x86/avx512_util.h"
 
@@ -54,27 +56,16 @@ void run(const GemmTile& t) {
   for (int j = 0; j < NT; ++j) _mm512_mask_storeu_ps(t.y + j * t.ldy, rows, acc[j]);
 }
 
+// The kernel for t.nt tokens (1..16), each count compiled.
+template <class L, int... NT>
+void dispatch_tokens(const GemmTile& t, std::integer_sequence<int, NT...>) {
+  static constexpr GemmTileFn kByTokens[] = {run<L, NT + 1>...};
+  kByTokens[t.nt - 1](t);
+}
+
 template <class L>
 void panel_float(const GemmTile& t) {
-  static_assert(kPanelTileTokens == 16);
-  switch (t.nt) {
-    case 1: return run<L, 1>(t);
-    case 2: return run<L, 2>(t);
-    case 3: return run<L, 3>(t);
-    case 4: return run<L, 4>(t);
-    case 5: return run<L, 5>(t);
-    case 6: return run<L, 6>(t);
-    case 7: return run<L, 7>(t);
-    case 8: return run<L, 8>(t);
-    case 9: return run<L, 9>(t);
-    case 10: return run<L, 10>(t);
-    case 11: return run<L, 11>(t);
-    case 12: return run<L, 12>(t);
-    case 13: return run<L, 13>(t);
-    case 14: return run<L, 14>(t);
-    case 15: return run<L, 15>(t);
-    default: return run<L, 16>(t);
-  }
+  dispatch_tokens<L>(t, std::make_integer_sequence<int, kPanelTileTokens>{});
 }
 
 }  // namespace
