@@ -66,4 +66,9 @@ void register_all() {
 
 }  // namespace
 
-void register_benchmarks() { register_all(); }
+void register_panel_tile_benchmarks();  // panel_tile_bench.cpp
+
+void register_benchmarks() {
+  register_all();
+  register_panel_tile_benchmarks();
+}

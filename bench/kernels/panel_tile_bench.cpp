@@ -1,0 +1,69 @@
+// The quantized panel kernels alone: one tile of 16 rows x 16 tokens over
+// `cols` elements, called over and over with its weights and activations in
+// the caches. Its GMAC/s is the ceiling of the whole product (kernels_bench),
+// which adds the activation quantization and streams weights and activations
+// from further out; compare both with kernels_compute_peak_bench.
+//
+//   kernels_bench --benchmark_filter='PanelTile/Q4_K'
+#include <benchmark/benchmark.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench_weights.h"
+#include "kernels/cpu/matmul_dispatch.h"
+#include "kernels/cpu/panels.h"
+#include "kernels/cpu/quantize_acts.h"
+#include "kernels/packed_weights.h"
+
+namespace {
+
+using db::DType;
+using db::IsaLevel;
+
+void bench_panel_tile(benchmark::State& state, DType t, int64_t cols) {
+  namespace k = db::kernels;
+  constexpr IsaLevel kLevel = IsaLevel::Avx512Vnni;
+  if (!db::isa_supported(kLevel)) {
+    state.SkipWithError("the quantized panel kernels need AVX-512 VNNI");
+    return;
+  }
+  constexpr int kTokens = k::kPanelTileTokens;
+  const auto bytes = db::bench::random_weights(t, k::kPanelRows, cols);
+  k::PackedWeightStore store;
+  const db::TensorView w = store.prepare(db::bench::weight_view(bytes, t, k::kPanelRows, cols), kLevel);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<float> x(static_cast<size_t>(kTokens * cols)), y(static_cast<size_t>(kTokens * k::kPanelRows));
+  for (float& v : x) v = uniform(rng);
+  db::ThreadPool pool(1);
+  const k::GemmKernels& kernels = k::gemm_kernels(kLevel);
+  const k::QuantizedActs acts = k::quantize_acts(kernels, static_cast<int>(k::panel_block_elems(t)),
+                                                 k::ActLayout::Tiles, x.data(), kTokens, cols, pool);
+  k::GemmTile tile{};
+  tile.w = static_cast<const uint8_t*>(w.data);
+  tile.cols = cols;
+  tile.acts = &acts;
+  tile.y = y.data();
+  tile.ldy = k::kPanelRows;
+  tile.nr = k::kPanelRows;
+  tile.nt = kTokens;
+  const k::GemmTileFn fn = kernels.panel[k::panel_index(t)].gemm;
+  for (auto _ : state) {
+    fn(tile);
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["GMAC/s"] = benchmark::Counter(static_cast<double>(k::kPanelRows * kTokens * cols) * 1e-9,
+                                                benchmark::Counter::kIsIterationInvariantRate);
+}
+
+}  // namespace
+
+void register_panel_tile_benchmarks() {
+  for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K})
+    for (int64_t cols : {768, 1536}) {
+      const std::string name = "PanelTile/" + db::dtype_name(t) + "/c" + std::to_string(cols);
+      benchmark::RegisterBenchmark(name.c_str(), bench_panel_tile, t, cols)->UseRealTime()->MinTime(0.3);
+    }
+}
