@@ -127,7 +127,7 @@ struct KMinProducts {
         __m512i w[8], s[NT];
         load_chunk<T>(codes, c, w);
         for (int j = 0; j < NT; ++j) s[j] = _mm512_setzero_si512();
-        add_dots<0, 8, 256>(w, chunk_acts(a, slot, c), s);
+        add_dots<0, 8, 256, NT, true>(w, chunk_acts(a, slot, c), s);
         fold_sub_block(s, scaled_d(d, _mm512_cvtepu8_epi32(load128(codes + F::kScales + 16 * c))), f);
       }
       add_super_block(a, slot, f, acc);
@@ -158,10 +158,10 @@ struct Q6KProducts {
 #pragma GCC unroll 16
           for (int j = 0; j < NT; ++j) s[j] = broadcast4(zsum16 + 16 * j);
           if (half == 0) {
-            add_dots<0, 4, 256>(w, q, s);
+            add_dots<0, 4, 256, NT, true>(w, q, s);
             fold_sub_block(s, scaled_d(d, _mm512_srai_epi32(_mm512_slli_epi32(pair, 16), 16)), f);
           } else {
-            add_dots<4, 8, 256>(w, q, s);
+            add_dots<4, 8, 256, NT, true>(w, q, s);
             fold_sub_block(s, scaled_d(d, _mm512_srai_epi32(pair, 16)), f);
           }
         }
