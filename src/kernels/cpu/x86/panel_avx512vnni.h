@@ -59,7 +59,7 @@ DB_PANEL_INLINE __m512i dpbusd_broadcast(__m512i acc, __m512i w, const int8_t* p
 // a second chain (odd registers), added at the end, to hide the product
 // latency. Exact integers in any order. Embedded: the activation bytes come
 // as the instruction's broadcast operand (dpbusd_broadcast); measured on one
-// tile, that speeds the K-quant kernels up (Q6_K by about 7%) and slows the
+// tile, that speeds the K-quant kernels up (Q6_K by about 10%) and slows the
 // 32-element ones down (by about 20%).
 template <int I0, int I1, int Stride, int NT, bool Embedded = false>
 DB_PANEL_INLINE void add_dots(const __m512i (&w)[8], const int8_t* q, __m512i (&s)[NT]) {
