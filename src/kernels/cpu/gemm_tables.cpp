@@ -80,19 +80,29 @@ GemmKernels avx512vnni_kernels() {
 
 }  // namespace
 
+// Each level's table is built on first use only: filling it runs code of that
+// level (its files are compiled for its instruction set, and the compiler may
+// use those instructions anywhere in them), and callers ask only for levels
+// this CPU supports.
 const GemmKernels& gemm_kernels(IsaLevel level) {
-  static const GemmKernels scalar = scalar_kernels();
 #if defined(__x86_64__)
-  static const GemmKernels avx2 = avx2_kernels();
-  static const GemmKernels avx512 = avx512_kernels();
-  static const GemmKernels avx512vnni = avx512vnni_kernels();
   switch (level) {
-    case IsaLevel::Scalar: return scalar;
-    case IsaLevel::Avx2: return avx2;
-    case IsaLevel::Avx512: return avx512;
-    case IsaLevel::Avx512Vnni: return avx512vnni;
+    case IsaLevel::Scalar: break;
+    case IsaLevel::Avx2: {
+      static const GemmKernels avx2 = avx2_kernels();
+      return avx2;
+    }
+    case IsaLevel::Avx512: {
+      static const GemmKernels avx512 = avx512_kernels();
+      return avx512;
+    }
+    case IsaLevel::Avx512Vnni: {
+      static const GemmKernels avx512vnni = avx512vnni_kernels();
+      return avx512vnni;
+    }
   }
 #endif
+  static const GemmKernels scalar = scalar_kernels();
   return scalar;
 }
 

@@ -10,7 +10,8 @@
 
 namespace db::kernels {
 
-// The kernel table of `level` (whether or not this CPU can run it).
+// The kernel table of `level`; only for levels this CPU supports (building a
+// table runs code of its level).
 const GemmKernels& gemm_kernels(IsaLevel level);
 
 // matmul() (kernels/matmul.h) with the kernels of `level`; throws db::Error if
