@@ -1,4 +1,4 @@
-// The quantized panel kernels alone: one tile of 16 rows x 16 tokens over
+// The quantized panel kernels of this CPU's level alone: one tile of 16 rows x 16 tokens over
 // `cols` elements, called over and over with its weights and activations in
 // the caches. Its GMAC/s is the ceiling of the whole product (kernels_bench),
 // which adds the activation quantization and streams weights and activations
@@ -24,21 +24,21 @@ using db::IsaLevel;
 
 void bench_panel_tile(benchmark::State& state, DType t, int64_t cols) {
   namespace k = db::kernels;
-  constexpr IsaLevel kLevel = IsaLevel::Avx512Vnni;
-  if (!db::isa_supported(kLevel)) {
-    state.SkipWithError("the quantized panel kernels need AVX-512 VNNI");
+  const IsaLevel level = db::cpu_features().level;
+  if (!k::prefers_packed(t, level)) {
+    state.SkipWithError("no quantized panel kernel for this format at this CPU's level");
     return;
   }
   constexpr int kTokens = k::kPanelTileTokens;
   const auto bytes = db::bench::random_weights(t, k::kPanelRows, cols);
   k::PackedWeightStore store;
-  const db::TensorView w = store.prepare(db::bench::weight_view(bytes, t, k::kPanelRows, cols), kLevel);
+  const db::TensorView w = store.prepare(db::bench::weight_view(bytes, t, k::kPanelRows, cols), level);
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   std::vector<float> x(static_cast<size_t>(kTokens * cols)), y(static_cast<size_t>(kTokens * k::kPanelRows));
   for (float& v : x) v = uniform(rng);
   db::ThreadPool pool(1);
-  const k::GemmKernels& kernels = k::gemm_kernels(kLevel);
+  const k::GemmKernels& kernels = k::gemm_kernels(level);
   const k::QuantizedActs acts = k::quantize_acts(kernels, static_cast<int>(k::panel_block_elems(t)),
                                                  k::ActLayout::Tiles, x.data(), kTokens, cols, pool);
   k::GemmTile tile{};

@@ -4,6 +4,10 @@
 #include <cstdlib>
 #include <new>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 #include "kernels/cpu/panels.h"
 #include "util/error.h"
 
@@ -11,8 +15,32 @@ namespace db::kernels {
 
 bool prefers_packed(DType dtype, IsaLevel level) {
   if (is_float_panel(dtype)) return level == IsaLevel::Avx512 || level == IsaLevel::Avx512Vnni;
+#if defined(__x86_64__)
+  if (level == IsaLevel::Avx2) return avx2::has_panel_kernel(dtype);
+#endif
   return level == IsaLevel::Avx512Vnni && has_panel_layout(dtype);
 }
+
+namespace {
+
+// Huge pages hold large packed matrices: streamed once per step, they cost a
+// TLB miss per 4 KB page otherwise, and the hardware prefetchers stop at every
+// 4 KB boundary.
+constexpr size_t kHugePage = size_t{2} << 20;
+
+// 64-byte aligned memory for `bytes` packed bytes; from 2 MB up, whole huge
+// pages, advised as such (where the kernel only gives them on request).
+uint8_t* allocate_packed(size_t bytes) {
+  const size_t align = bytes >= kHugePage ? kHugePage : 64;
+  auto* mem = static_cast<uint8_t*>(std::aligned_alloc(align, (bytes + align - 1) / align * align));
+  if (mem == nullptr) throw std::bad_alloc();
+#if defined(__linux__)
+  if (align == kHugePage) ::madvise(mem, (bytes + align - 1) / align * align, MADV_HUGEPAGE);
+#endif
+  return mem;
+}
+
+}  // namespace
 
 void PackedWeightStore::FreeDeleter::operator()(uint8_t* p) const { std::free(p); }
 
@@ -30,8 +58,7 @@ TensorView PackedWeightStore::prepare(const TensorView& w, IsaLevel level, Threa
     return w;
   const int64_t rows = w.rows(), cols = w.cols();
   const auto bytes = static_cast<size_t>(panel_matrix_bytes(w.dtype, rows, cols));
-  auto* mem = static_cast<uint8_t*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
-  if (mem == nullptr) throw std::bad_alloc();
+  uint8_t* mem = allocate_packed(bytes);
   buffers_.emplace_back(mem);
   const auto* src = static_cast<const uint8_t*>(w.data);
   const int64_t stride = static_cast<int64_t>(w.row_nbytes()), group_bytes = panel_group_bytes(w.dtype, cols);

@@ -8,6 +8,9 @@
 namespace db::kernels {
 
 #if defined(__x86_64__)
+namespace avx2 {
+void swiglu(const float* gate, const float* up, int64_t n, float* out);
+}  // namespace avx2
 namespace avx512 {
 void swiglu(const float* gate, const float* up, int64_t n, float* out);
 }  // namespace avx512
@@ -29,6 +32,7 @@ void swiglu_isa(IsaLevel level, const float* gate, const float* up, int64_t n, f
     throw Error(std::string("swiglu: ISA level ") + isa_name(level) + " is not supported by this CPU");
 #if defined(__x86_64__)
   if (level >= IsaLevel::Avx512) return avx512::swiglu(gate, up, n, out);
+  if (level == IsaLevel::Avx2) return avx2::swiglu(gate, up, n, out);
 #endif
   swiglu_scalar(gate, up, n, out);
 }

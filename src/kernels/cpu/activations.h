@@ -10,7 +10,7 @@ namespace db::kernels {
 // alias gate or up. An element's result depends only on its two inputs (and the
 // process-wide ISA level), never on its index or on n.
 void swiglu(const float* gate, const float* up, int64_t n, float* out);
-// swiglu() with the implementation of `level` (AVX-512 levels use a vector
+// swiglu() with the implementation of `level` (the vector levels use a vector
 // exponential); throws db::Error if this CPU cannot run that level.
 void swiglu_isa(IsaLevel level, const float* gate, const float* up, int64_t n, float* out);
 

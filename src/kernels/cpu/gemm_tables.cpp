@@ -37,7 +37,8 @@ GemmKernels avx2_kernels() {
   k.q4_k = avx2::gemm_q4_k;
   k.q5_k = avx2::gemm_q5_k;
   k.q6_k = avx2::gemm_q6_k;
-  scalar::panel_kernels(k.panel);  // panels are packed only at the AVX-512 levels; these keep them computable
+  scalar::panel_kernels(k.panel);  // Q8_0 and float panels are not packed at this level; these keep them computable
+  avx2::panel_kernels(k.panel);
   k.tile_rows = kAvx2TileRows;
   k.tile_tokens = kAvx2TileTokens;
   k.quantize_q8x32 = avx2::quantize_row_q8x32;

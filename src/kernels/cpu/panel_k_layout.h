@@ -26,6 +26,16 @@ namespace db::kernels {
 inline constexpr int64_t kKLowBytes = 2048;
 inline constexpr int64_t kKScaleBytes = 256;
 
+// The regions of a K-quant format's super-block as constants, for the vector
+// kernels: the scale region's offset, the codes' and the header's sizes.
+template <DType T>
+struct KFormat {
+  static constexpr int64_t kHighBytes = T == DType::Q6_K ? 1024 : T == DType::Q5_K ? 512 : 0;
+  static constexpr int64_t kScales = kKLowBytes + kHighBytes;  // offset of the scale region
+  static constexpr int64_t kCodeBytes = kScales + kKScaleBytes;
+  static constexpr int64_t kHeaderBytes = T == DType::Q6_K ? 32 : 64;
+};
+
 // Bytes of the high-bit region (0, 512 or 1024).
 int64_t k_high_bytes(DType t);
 

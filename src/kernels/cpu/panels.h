@@ -110,6 +110,23 @@ void panel_bf16(const GemmTile&);
 // Kernels for every panel format, in kPanelDTypes order (no fused gates).
 void panel_kernels(PanelKernels (&out)[kPanelFormats]);
 }  // namespace scalar
+namespace avx2 {
+void panel_q4_0(const GemmTile&);
+void panel_q4_1(const GemmTile&);
+void panel_q4_k(const GemmTile&);
+void panel_q5_k(const GemmTile&);
+void panel_q6_k(const GemmTile&);
+void panel_swiglu_q4_0(const GemmTile&, const uint8_t* up);
+void panel_swiglu_q4_1(const GemmTile&, const uint8_t* up);
+void panel_swiglu_q4_k(const GemmTile&, const uint8_t* up);
+void panel_swiglu_q5_k(const GemmTile&, const uint8_t* up);
+void panel_swiglu_q6_k(const GemmTile&, const uint8_t* up);
+// Sets the entries of the formats it has kernels for (all quantized ones but
+// Q8_0, see panel_avx2.cpp), with fused gates; leaves the others.
+void panel_kernels(PanelKernels (&out)[kPanelFormats]);
+// True for the formats panel_kernels() sets.
+bool has_panel_kernel(DType t);
+}  // namespace avx2
 namespace avx512 {
 void panel_f32(const GemmTile&);
 void panel_f16(const GemmTile&);

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <random>
 #include <vector>
 
@@ -61,6 +62,21 @@ TEST_P(SwigluIsa, OutputMayAliasGate) {
   swiglu_isa(level, g.data(), u.data(), 40, out.data());
   swiglu_isa(level, g.data(), u.data(), 40, g.data());
   EXPECT_EQ(0, std::memcmp(out.data(), g.data(), out.size() * sizeof(float)));
+}
+
+// The AVX2 exponential replays the AVX-512 one's operations (its scalef as two
+// multiplies), so the two vector levels agree bit for bit.
+TEST(Swiglu, Avx2AndAvx512AgreeBitForBit) {
+  if (!isa_supported(IsaLevel::Avx512)) GTEST_SKIP() << "avx512 is not available on this CPU";
+  auto g = random_floats(4000, 7, 30.0f);
+  const auto u = random_floats(g.size(), 8, 1.0f);
+  const float edges[] = {0.0f, -0.0f, 1e-30f, -1e-30f, 87.0f, -87.0f, 88.5f, -88.5f, 103.9f, -103.9f, 150.0f, -150.0f};
+  for (size_t i = 0; i < std::size(edges); ++i) g[i] = edges[i];
+  std::vector<float> avx2(g.size()), avx512(g.size());
+  swiglu_isa(IsaLevel::Avx2, g.data(), u.data(), static_cast<int64_t>(g.size()), avx2.data());
+  swiglu_isa(IsaLevel::Avx512, g.data(), u.data(), static_cast<int64_t>(g.size()), avx512.data());
+  for (size_t i = 0; i < g.size(); ++i)
+    ASSERT_EQ(0, std::memcmp(&avx2[i], &avx512[i], sizeof(float))) << "gate " << g[i] << ": " << avx2[i] << " vs " << avx512[i];
 }
 
 INSTANTIATE_TEST_SUITE_P(Levels, SwigluIsa,

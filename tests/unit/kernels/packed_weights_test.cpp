@@ -49,11 +49,11 @@ TEST_P(PackedWeightsTest, PoolPacksTheSameBytesAsOneThread) {
     }
 }
 
-// The overload at the process-wide level, which packs only at the VNNI level.
+// The overload at the process-wide level (which packs only some formats at some levels).
 TEST_P(PackedWeightsTest, ProcessLevelPassesThePoolOn) {
-  if (cpu_features().level != IsaLevel::Avx512Vnni)
-    GTEST_SKIP() << "this CPU's matmul level is not AVX-512 VNNI, so weights are not repacked here";
   const DType dtype = GetParam();
+  if (!prefers_packed(dtype, cpu_features().level))
+    GTEST_SKIP() << dtype_name(dtype) << " weights are not repacked at this CPU's matmul level";
   const auto w = testing::make_weights(dtype, 301, 576, 5);
   PackedWeightStore serial_store, store;
   ThreadPool pool(2);

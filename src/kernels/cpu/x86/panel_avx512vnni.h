@@ -5,6 +5,7 @@
 #pragma once
 #if defined(__x86_64__)
 
+#include "kernels/cpu/panel_tile_tokens.h"
 #include "kernels/cpu/panels.h"
 #include "kernels/cpu/x86/avx512_util.h"
 #include "kernels/cpu/x86/exp_avx512.h"
@@ -101,57 +102,15 @@ void run_swiglu(const GemmTile& t, const uint8_t* up) {
   for (int j = 0; j < NT; ++j) _mm512_mask_storeu_ps(t.y + j * t.ldy, row_mask(t), _mm512_mul_ps(silu[j], u[j]));
 }
 
-// Calls K::template call<NT>(tile, args...) for the tile's t.nt tokens: once
-// for nt in 1..8, 12 or 16 (the shapes compiled), else for its first 12 or 8
-// tokens and then for the rest.
-template <class K, class... Args>
-void with_tokens(const GemmTile& t, Args... args) {
-  static_assert(kPanelTileTokens == 16);
-  switch (t.nt) {
-    case 1: return K::template call<1>(t, args...);
-    case 2: return K::template call<2>(t, args...);
-    case 3: return K::template call<3>(t, args...);
-    case 4: return K::template call<4>(t, args...);
-    case 5: return K::template call<5>(t, args...);
-    case 6: return K::template call<6>(t, args...);
-    case 7: return K::template call<7>(t, args...);
-    case 8: return K::template call<8>(t, args...);
-    case 12: return K::template call<12>(t, args...);
-    case 16: return K::template call<16>(t, args...);
-    default: {
-      const int head = t.nt > 12 ? 12 : 8;
-      GemmTile first = t, rest = t;
-      first.nt = head;
-      rest.t0 += head;
-      rest.y += head * t.ldy;
-      rest.nt -= head;
-      with_tokens<K>(first, args...);
-      return with_tokens<K>(rest, args...);
-    }
-  }
-}
-
-template <class P>
-struct GemmCall {
-  template <int NT>
-  static void call(const GemmTile& t) { run<P, NT>(t); }
-};
-
-template <class P>
-struct SwigluCall {
-  template <int NT>
-  static void call(const GemmTile& t, const uint8_t* up) { run_swiglu<P, NT>(t, up); }
-};
-
 // The tile kernels of products P.
 template <class P>
 void panel_gemm(const GemmTile& t) {
-  with_tokens<GemmCall<P>>(t);
+  with_tokens(t, []<int NT>(const GemmTile& tile) { run<P, NT>(tile); });
 }
 
 template <class P>
 void panel_gemm_swiglu(const GemmTile& t, const uint8_t* up) {
-  with_tokens<SwigluCall<P>>(t, up);
+  with_tokens(t, [up]<int NT>(const GemmTile& tile) { run_swiglu<P, NT>(tile, up); });
 }
 
 }  // namespace

@@ -26,14 +26,6 @@ __m512i move_bits(__m512i v) {
   return v;
 }
 
-template <DType T>
-struct KFormat {
-  static constexpr int64_t kHighBytes = T == DType::Q6_K ? 1024 : T == DType::Q5_K ? 512 : 0;
-  static constexpr int64_t kScales = kKLowBytes + kHighBytes;  // offset of the scale region
-  static constexpr int64_t kCodeBytes = kScales + kKScaleBytes;
-  static constexpr int64_t kHeaderBytes = T == DType::Q6_K ? 32 : 64;
-};
-
 // The codes of chunk c (elements 32c..32c+31) of a super-block: w[i] holds
 // elements 4i..4i+3 of every row.
 template <DType T>

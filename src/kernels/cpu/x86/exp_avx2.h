@@ -1,0 +1,37 @@
+// exp(x) for 8 floats at once with AVX2 + FMA: the operations of exp512
+// (exp_avx512.h) on 8 lanes, so both give the same bits. 2^k * p(r) is two
+// exact-or-once-rounded multiplies where exp512 has one scalef: p * 2^max(k, -100)
+// is a normal float (exact), and the second factor 2^min(k + 100, 0) rounds
+// the product once, as scalef does.
+//
+// Included only by files compiled with AVX2 flags; internal linkage only.
+#pragma once
+#include <immintrin.h>
+
+namespace db::kernels {
+
+// 2^k for integer-valued floats k in [-126, 127].
+static inline __m256 pow2_256(__m256 k) {
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127)), 23));
+}
+
+static inline __m256 exp256(__m256 x) {
+  x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-104.0f)), _mm256_set1_ps(88.0f));
+  const __m256 k = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(0.693145751953125f), x);  // ln 2, high part (k * hi is exact)
+  r = _mm256_fnmadd_ps(k, _mm256_set1_ps(1.4286068202862268e-06f), r);   // ln 2, low part
+  __m256 p = _mm256_set1_ps(1.0f / 5040);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  // k >= -150 after the clamp: k_hi = max(k, -100) keeps p * 2^k_hi normal, k - k_hi is in [-50, 0].
+  const __m256 k_hi = _mm256_max_ps(k, _mm256_set1_ps(-100.0f));
+  return _mm256_mul_ps(_mm256_mul_ps(p, pow2_256(k_hi)), pow2_256(_mm256_sub_ps(k, k_hi)));
+}
+
+}  // namespace db::kernels

@@ -1,0 +1,129 @@
+// Shared parts of the AVX2 Panels16 kernels (panel_avx2.cpp for 32-element
+// blocks, panel_k_avx2.cpp for K-quants): operand loads, the integer dot
+// products and the tile drivers. Included only by files built for AVX2;
+// everything here has internal linkage (see src/kernels/CMakeLists.txt).
+//
+// A group's 16 rows are two halves of 8 (a register's 8 int32 / float lanes):
+// half h holds rows 8h..8h+7, the bytes [32h, 32h + 32) of every 64-byte
+// register of the layout. AVX2 has no vpdpbusd: a token's 4 activation bytes
+// against 4 codes per lane are one vpmaddubsw (two int16 sums of 2 products),
+// several of those are added in int16 while they cannot overflow, and one
+// vpmaddwd by 1 turns the int16 pairs into the lane's int32 dot product. The
+// integers are the VNNI kernels' exactly, and the float operations are the
+// same in the same order (kernels/cpu/panels.h), so every bit agrees.
+#pragma once
+#if defined(__x86_64__)
+
+#include "kernels/cpu/panel_tile_tokens.h"
+#include "kernels/cpu/panels.h"
+#include "kernels/cpu/x86/avx2_util.h"
+#include "kernels/cpu/x86/exp_avx2.h"
+
+// Register-array helpers must inline: out of line, their arrays of vectors
+// pass through memory on every call.
+#define DB_PANEL_INLINE inline __attribute__((always_inline))
+
+namespace db::kernels::avx2 {
+namespace {
+
+constexpr int kHalves = 2;
+
+// The 4 bytes at p in every lane.
+__m256i broadcast4(const void* p) { return _mm256_broadcastd_epi32(_mm_loadu_si32(p)); }
+
+// Half h of a 32-element chunk's 4-bit codes: register i holds elements
+// 4i..4i+3 of each of the half's 8 rows.
+DB_PANEL_INLINE void load_nibbles(const uint8_t* codes, int h, __m256i (&c)[8]) {
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  for (int i = 0; i < 4; ++i) {
+    const __m256i v = load256(codes + 64 * i + 32 * h);
+    c[i] = _mm256_and_si256(v, low4);
+    c[i + 4] = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
+  }
+}
+
+// 8 fp16 values at p as floats.
+__m256 load_halves(const uint8_t* p) { return _mm256_cvtph_ps(load128(p)); }
+
+// vpmaddubsw of codes w with the 4 activation bytes at p broadcast: the int16
+// sums of each lane's 2 pairs of products. One asm block for the broadcast and
+// the multiply: written as intrinsics, the compiler issues the broadcasts far
+// ahead and passes every one through the stack.
+DB_PANEL_INLINE __m256i maddubs_broadcast(__m256i w, const int8_t* p) {
+  __m256i r;
+  asm("vpbroadcastd %1, %0\n\tvpmaddubsw %0, %2, %0" : "=&x"(r) : "m"(*reinterpret_cast<const int32_t*>(p)), "x"(w));
+  return r;
+}
+
+// The int16 sums of code registers w[I0, I1) with the token's activation bytes
+// q[4i..4i+3], added in order. Callers keep codes * 127 * 2 * (I1 - I0) below
+// 32768: 8 registers of 4-bit codes, 4 of 5-bit, 2 of 6-bit.
+template <int I0, int I1>
+DB_PANEL_INLINE __m256i dot16(const __m256i (&w)[8], const int8_t* q) {
+  __m256i s = maddubs_broadcast(w[I0], q + 4 * I0);
+#pragma GCC unroll 8
+  for (int i = I0 + 1; i < I1; ++i) s = _mm256_add_epi16(s, maddubs_broadcast(w[i], q + 4 * i));
+  return s;
+}
+
+// The int32 sums of each lane's two int16 values.
+__m256i widen(__m256i s16) { return _mm256_madd_epi16(s16, _mm256_set1_epi16(1)); }
+
+// Prefetches `bytes` bytes from `ahead` bytes past `codes`: the codes are
+// streamed in the order the driver walks them (into the next group past this
+// one's end), and the hardware prefetcher alone keeps too few lines in flight
+// when a block's codes are read for a single token.
+void prefetch_ahead(const uint8_t* codes, int64_t bytes, int64_t ahead) {
+  for (int64_t l = 0; l < bytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(codes + ahead + l), _MM_HINT_T0);
+}
+
+// Stores half h of a tile's results for one token (rows 8h.. of the nr valid).
+void store_half(const GemmTile& t, int h, float* y, __m256 v) {
+  const int rows = t.nr - 8 * h;
+  if (rows >= 8) return _mm256_storeu_ps(y + 8 * h, v);
+  const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(rows), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  _mm256_maskstore_ps(y + 8 * h, m, v);
+}
+
+// Halves of the tile that hold valid rows (both are computed: a group's
+// padding rows are zero codes).
+int halves_of(const GemmTile& t) { return t.nr > 8 ? 2 : 1; }
+
+// P::products<NT>(tile, group, acc) sets acc[h][j] to half h of the group
+// starting at `group` . token t.t0 + j, for j < NT.
+template <class P, int NT>
+void run(const GemmTile& t) {
+  __m256 acc[kHalves][NT];
+  P::template products<NT>(t, t.w, acc);
+  for (int h = 0; h < halves_of(t); ++h)
+    for (int j = 0; j < NT; ++j) store_half(t, h, t.y + j * t.ldy, acc[h][j]);
+}
+
+// silu(gate) * up with the operations of avx2::swiglu (activations_avx2.cpp).
+template <class P, int NT>
+void run_swiglu(const GemmTile& t, const uint8_t* up) {
+  __m256 silu[kHalves][NT], u[kHalves][NT];
+  P::template products<NT>(t, t.w, silu);
+  P::template products<NT>(t, up, u);
+  for (int h = 0; h < halves_of(t); ++h)
+    for (int j = 0; j < NT; ++j) {
+      const __m256 g = silu[h][j];
+      const __m256 s = _mm256_div_ps(g, _mm256_add_ps(_mm256_set1_ps(1.0f), exp256(_mm256_sub_ps(_mm256_setzero_ps(), g))));
+      store_half(t, h, t.y + j * t.ldy, _mm256_mul_ps(s, u[h][j]));
+    }
+}
+
+// The tile kernels of products P.
+template <class P>
+void panel_gemm(const GemmTile& t) {
+  with_tokens(t, []<int NT>(const GemmTile& tile) { run<P, NT>(tile); });
+}
+
+template <class P>
+void panel_gemm_swiglu(const GemmTile& t, const uint8_t* up) {
+  with_tokens(t, [up]<int NT>(const GemmTile& tile) { run_swiglu<P, NT>(tile, up); });
+}
+
+}  // namespace
+}  // namespace db::kernels::avx2
+#endif

@@ -1,0 +1,194 @@
+// AVX2 Panels16 kernels for K-quant super-blocks (formula:
+// kernels/cpu/panels.h; layout: kernels/cpu/panel_k_layout.h; the AVX2
+// scheme: panel_avx2.h). Per 32-element chunk, half of a group (8 rows) and
+// token: 8 vpmaddubsw added in int16 as far as the codes' width allows (Q4_K
+// all 8, Q5_K 4, Q6_K 2), vpmaddwd by 1, then each sub-block's scale a
+// convert and an FMA in float; the Q4_K / Q5_K mins 4 vpmaddwd per
+// super-block against the token's 32-element sums, and the Q6_K zero point
+// the starting value of each sub-block's dot products.
+#if defined(__x86_64__)
+#include "kernels/cpu/panel_k_layout.h"
+#include "kernels/cpu/x86/panel_avx2.h"
+
+namespace db::kernels::avx2 {
+
+namespace {
+
+// (a & b) | c per bit.
+__m256i and_or(__m256i a, __m256i b, __m256i c) { return _mm256_or_si256(_mm256_and_si256(a, b), c); }
+
+// Moves bit `from` of every byte of v to bit `to` (other bits: garbage to mask).
+template <int From, int To>
+__m256i move_bits(__m256i v) {
+  if constexpr (From < To) return _mm256_slli_epi16(v, To - From);
+  if constexpr (From > To) return _mm256_srli_epi16(v, From - To);
+  return v;
+}
+
+// Half h of the codes of chunk c (elements 32c..32c+31) of a super-block:
+// w[i] holds elements 4i..4i+3 of each of the half's rows.
+template <DType T>
+DB_PANEL_INLINE void load_chunk(const uint8_t* codes, int c, int h, __m256i (&w)[8]) {
+  load_nibbles(codes + 256 * c, h, w);
+  if constexpr (T == DType::Q5_K) {
+    const __m256i hb = load256(codes + kKLowBytes + 64 * c + 32 * h), bit4 = _mm256_set1_epi8(0x10);
+    w[0] = and_or(move_bits<0, 4>(hb), bit4, w[0]);
+    w[1] = and_or(move_bits<1, 4>(hb), bit4, w[1]);
+    w[2] = and_or(move_bits<2, 4>(hb), bit4, w[2]);
+    w[3] = and_or(move_bits<3, 4>(hb), bit4, w[3]);
+    w[4] = and_or(hb, bit4, w[4]);
+    w[5] = and_or(move_bits<5, 4>(hb), bit4, w[5]);
+    w[6] = and_or(move_bits<6, 4>(hb), bit4, w[6]);
+    w[7] = and_or(move_bits<7, 4>(hb), bit4, w[7]);
+  } else if constexpr (T == DType::Q6_K) {
+    const __m256i bits45 = _mm256_set1_epi8(0x30);
+    for (int part = 0; part < 2; ++part) {
+      const __m256i hb = load256(codes + kKLowBytes + 64 * (2 * c + part) + 32 * h);
+      __m256i* v = w + 4 * part;
+      v[0] = and_or(move_bits<0, 4>(hb), bits45, v[0]);
+      v[1] = and_or(move_bits<2, 4>(hb), bits45, v[1]);
+      v[2] = and_or(hb, bits45, v[2]);
+      v[3] = and_or(move_bits<6, 4>(hb), bits45, v[3]);
+    }
+  }
+}
+
+// 8 bytes at p (one per row of a half) as int32 lanes, zero-extended.
+__m256i load_u8x8(const uint8_t* p) { return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
+
+// d * float(sc) for the 8 lanes' sub-block scales sc (int32).
+__m256 scaled_d(__m256 d, __m256i sc) { return _mm256_mul_ps(d, _mm256_cvtepi32_ps(sc)); }
+
+// How many super-blocks ahead of the one being computed its codes are
+// prefetched (whole super-blocks: their high bits and scales lie 2-3 KB past
+// their low bits).
+constexpr int64_t kPrefetchSuperBlocks = 2;
+
+// Zeroes acc, then calls body(slot, codes, header) for each super-block of the
+// group, its codes prefetched ahead; slot + j is token t0 + j's activation
+// slot in that super-block.
+template <class F, int NT, class Body>
+DB_PANEL_INLINE void for_each_super_block(const GemmTile& t, const uint8_t* group, __m256 (&acc)[kHalves][NT],
+                                          const Body& body) {
+  const int64_t nb = t.cols / 256, slot0 = act_slot(*t.acts, t.t0, 0);
+  for (int h = 0; h < kHalves; ++h)
+    for (int j = 0; j < NT; ++j) acc[h][j] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* codes = group + b * F::kCodeBytes;
+    prefetch_ahead(codes, F::kCodeBytes, kPrefetchSuperBlocks * F::kCodeBytes);
+    body(slot0 + b * kActTileTokens, codes, group + nb * F::kCodeBytes + b * F::kHeaderBytes);
+  }
+}
+
+// acc[h][j] = fma(f[h][j], da, acc[h][j]) with token j's super-block scale da.
+template <int NT>
+DB_PANEL_INLINE void add_super_block(const QuantizedActs& a, int64_t slot, const __m256 (&f)[kHalves][NT],
+                                     __m256 (&acc)[kHalves][NT]) {
+  for (int h = 0; h < kHalves; ++h)
+    for (int j = 0; j < NT; ++j) acc[h][j] = _mm256_fmadd_ps(f[h][j], _mm256_set1_ps(a.d[slot + j]), acc[h][j]);
+}
+
+// Q4_K / Q5_K: f = float(sum_s mn[s] bsum32(s)) * -dmin, then per chunk s
+// f = fma(float(dot(s)), d * sc[s], f).
+template <DType T>
+struct KMinProducts {
+  using F = KFormat<T>;
+  template <int NT>
+  static void products(const GemmTile& t, const uint8_t* group, __m256 (&acc)[kHalves][NT]) {
+    const QuantizedActs& a = *t.acts;
+    for_each_super_block<F>(t, group, acc, [&](int64_t slot, const uint8_t* codes, const uint8_t* header) {
+      __m256 f[kHalves][NT];
+#pragma GCC unroll 2
+      for (int h = 0; h < kHalves; ++h) {
+        // Per lane the mins of sub-blocks 2p and 2p + 1 as two int16: one
+        // vpmaddwd multiplies them by the token's two 32-element sums.
+        __m256i mins[4];
+        for (int p = 0; p < 4; ++p) {
+          const uint8_t* m = codes + F::kScales + 128 + 32 * p + 8 * h;
+          mins[p] = _mm256_or_si256(load_u8x8(m), _mm256_slli_epi32(load_u8x8(m + 16), 16));
+        }
+        const __m256 neg_dmin = _mm256_sub_ps(_mm256_setzero_ps(), load_halves(header + 32 + 16 * h));
+#pragma GCC unroll 16
+        for (int j = 0; j < NT; ++j) {
+          const int16_t* bsum32 = a.bsum32 + (slot + j) * 8;
+          __m256i m = _mm256_madd_epi16(mins[0], broadcast4(bsum32));
+          for (int p = 1; p < 4; ++p) m = _mm256_add_epi32(m, _mm256_madd_epi16(mins[p], broadcast4(bsum32 + 2 * p)));
+          f[h][j] = _mm256_mul_ps(_mm256_cvtepi32_ps(m), neg_dmin);
+        }
+      }
+      for (int c = 0; c < 8; ++c) {
+        const int8_t* q = a.qs + slot * 256 + 32 * c;  // token j's at + 256 j
+#pragma GCC unroll 2
+        for (int h = 0; h < kHalves; ++h) {
+          __m256i w[8];
+          load_chunk<T>(codes, c, h, w);
+          const __m256 dsc = scaled_d(load_halves(header + 16 * h), load_u8x8(codes + F::kScales + 16 * c + 8 * h));
+#pragma GCC unroll 16
+          for (int j = 0; j < NT; ++j) {
+            const int8_t* qj = q + 256 * j;
+            __m256i s;
+            if constexpr (T == DType::Q4_K)
+              s = widen(dot16<0, 8>(w, qj));
+            else
+              s = _mm256_add_epi32(widen(dot16<0, 4>(w, qj)), widen(dot16<4, 8>(w, qj)));
+            f[h][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), dsc, f[h][j]);
+          }
+        }
+      }
+      add_super_block(a, slot, f, acc);
+    });
+  }
+};
+
+// Q6_K: f = 0, then per 16-element sub-block g
+// f = fma(float(dot(g) + zsum16(g)), d * sc[g], f), each dot product started
+// from the token's zero-point term.
+struct Q6KProducts {
+  using F = KFormat<DType::Q6_K>;
+  template <int NT>
+  static void products(const GemmTile& t, const uint8_t* group, __m256 (&acc)[kHalves][NT]) {
+    const QuantizedActs& a = *t.acts;
+    for_each_super_block<F>(t, group, acc, [&](int64_t slot, const uint8_t* codes, const uint8_t* header) {
+      __m256 f[kHalves][NT];
+      for (int h = 0; h < kHalves; ++h)
+        for (int j = 0; j < NT; ++j) f[h][j] = _mm256_setzero_ps();
+      for (int c = 0; c < 8; ++c) {
+        const int8_t* q = a.qs + slot * 256 + 32 * c;
+#pragma GCC unroll 2
+        for (int h = 0; h < kHalves; ++h) {
+          __m256i w[8];
+          load_chunk<DType::Q6_K>(codes, c, h, w);
+          const __m256 d = load_halves(header + 16 * h);
+          // Per lane the scales of sub-blocks 2c and 2c + 1 as two int16.
+          const __m256i pair = _mm256_cvtepi8_epi16(load128(codes + F::kScales + 32 * c + 16 * h));
+          const __m256 dsc0 = scaled_d(d, _mm256_srai_epi32(_mm256_slli_epi32(pair, 16), 16));
+          const __m256 dsc1 = scaled_d(d, _mm256_srai_epi32(pair, 16));
+#pragma GCC unroll 16
+          for (int j = 0; j < NT; ++j) {
+            const int8_t* qj = q + 256 * j;
+            const int32_t* zsum16 = a.zsum16 + (slot + j) * 16 + 2 * c;
+            __m256i s0 = _mm256_add_epi32(broadcast4(zsum16), widen(dot16<0, 2>(w, qj)));
+            s0 = _mm256_add_epi32(s0, widen(dot16<2, 4>(w, qj)));
+            f[h][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s0), dsc0, f[h][j]);
+            __m256i s1 = _mm256_add_epi32(broadcast4(zsum16 + 1), widen(dot16<4, 6>(w, qj)));
+            s1 = _mm256_add_epi32(s1, widen(dot16<6, 8>(w, qj)));
+            f[h][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s1), dsc1, f[h][j]);
+          }
+        }
+      }
+      add_super_block(a, slot, f, acc);
+    });
+  }
+};
+
+}  // namespace
+
+void panel_q4_k(const GemmTile& t) { panel_gemm<KMinProducts<DType::Q4_K>>(t); }
+void panel_q5_k(const GemmTile& t) { panel_gemm<KMinProducts<DType::Q5_K>>(t); }
+void panel_q6_k(const GemmTile& t) { panel_gemm<Q6KProducts>(t); }
+void panel_swiglu_q4_k(const GemmTile& t, const uint8_t* up) { panel_gemm_swiglu<KMinProducts<DType::Q4_K>>(t, up); }
+void panel_swiglu_q5_k(const GemmTile& t, const uint8_t* up) { panel_gemm_swiglu<KMinProducts<DType::Q5_K>>(t, up); }
+void panel_swiglu_q6_k(const GemmTile& t, const uint8_t* up) { panel_gemm_swiglu<Q6KProducts>(t, up); }
+
+}  // namespace db::kernels::avx2
+#endif
