@@ -48,6 +48,12 @@ inline void chunk_slots(const std::vector<int32_t>& table, int block_size, int32
   }
 }
 
+// Asks for the cache lines of kv heads [h0, h0 + n_heads) of K and V for
+// positions [first, first + n) of a sequence with block table `table` (no
+// effect on results; n <= kKeysPerChunk).
+void prefetch_kv_chunk(const AttentionQueries& qs, const PagedKVLayer& kv, const std::vector<int32_t>& table, int h0,
+                       int n_heads, int32_t first, int n);
+
 // The four per-query loops serve attention_tile_by_query(); a level with its
 // own tile kernel may leave them null.
 struct AttentionOps {
@@ -73,6 +79,10 @@ void store_row_scalar(const float* src, int64_t n, DType dtype, uint8_t* dst);
 // The tile kernel built from self's load_rows / scores / softmax_update /
 // accumulate, one query at a time (attention.cpp).
 void attention_tile_by_query(const AttentionOps& self, const AttentionTile& tile);
+
+// The AVX2 level's tile kernel (x86/attention_ops_avx2_tile.cpp); requires
+// AVX2 + FMA + F16C and ignores self.
+void attention_tile_avx2(const AttentionOps& self, const AttentionTile& tile);
 
 const AttentionOps& attention_ops_scalar();
 const AttentionOps& attention_ops_avx2();    // requires AVX2 + FMA + F16C

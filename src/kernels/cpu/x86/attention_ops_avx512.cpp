@@ -315,22 +315,6 @@ void fold(const TileScratch& ts, const int32_t* qi, const int32_t* valid, int n,
   }
 }
 
-// Asks for the cache lines of kv heads [h0, h0 + n_heads) of K and V for
-// positions [first, first + n) (no effect on results).
-void prefetch_chunk(const AttentionQueries& qs, const PagedKVLayer& kv, const std::vector<int32_t>& table, int h0,
-                    int n_heads, int32_t first, int n) {
-  int64_t slots[kKeysPerChunk];
-  chunk_slots(table, qs.block_size, first, n, slots);
-  const int64_t head_bytes = int64_t{kv.head_dim} * static_cast<int64_t>(block_bytes(kv.dtype));
-  for (int r = 0; r < n; ++r) {
-    const int64_t offset = (slots[r] * kv.n_kv_heads + h0) * head_bytes;
-    for (int64_t b = 0; b < n_heads * head_bytes; b += 64) {
-      _mm_prefetch(static_cast<const char*>(kv.k) + offset + b, _MM_HINT_T0);
-      _mm_prefetch(static_cast<const char*>(kv.v) + offset + b, _MM_HINT_T0);
-    }
-  }
-}
-
 // Sets up the tile's scratch: zeroed buffers, padded queries, m = -inf.
 TileScratch init_scratch(const AttentionTile& t, int n_heads_item, int group) {
   const AttentionQueries& qs = *t.qs;
@@ -374,7 +358,7 @@ void tile(const AttentionOps&, const AttentionTile& t) {
   for (int32_t first = 0; first <= max_pos; first += kKeysPerChunk) {
     const int n_keys = std::min(kKeysPerChunk, max_pos + 1 - first);
     if (first + kKeysPerChunk <= max_pos)  // the next chunk
-      prefetch_chunk(qs, kv, table, it.kv_begin, n_heads_item, first + kKeysPerChunk,
+      prefetch_kv_chunk(qs, kv, table, it.kv_begin, n_heads_item, first + kKeysPerChunk,
                      std::min(kKeysPerChunk, max_pos + 1 - first - kKeysPerChunk));
     chunk_slots(table, qs.block_size, first, n_keys, slots);
     int active = 0;  // queries of one kv head reaching this chunk

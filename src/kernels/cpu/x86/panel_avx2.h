@@ -28,9 +28,6 @@ namespace {
 
 constexpr int kHalves = 2;
 
-// The 4 bytes at p in every lane.
-__m256i broadcast4(const void* p) { return _mm256_broadcastd_epi32(_mm_loadu_si32(p)); }
-
 // Half h of a 32-element chunk's 4-bit codes: register i holds elements
 // 4i..4i+3 of each of the half's 8 rows.
 DB_PANEL_INLINE void load_nibbles(const uint8_t* codes, int h, __m256i (&c)[8]) {

@@ -14,6 +14,9 @@ namespace db::kernels::avx2 {
 
 namespace {
 
+// The 4 bytes at p in every lane.
+__m256i broadcast4(const void* p) { return _mm256_broadcastd_epi32(_mm_loadu_si32(p)); }
+
 // (a & b) | c per bit.
 __m256i and_or(__m256i a, __m256i b, __m256i c) { return _mm256_or_si256(_mm256_and_si256(a, b), c); }
 
