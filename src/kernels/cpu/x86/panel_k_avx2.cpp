@@ -67,6 +67,17 @@ __m256 scaled_d(__m256 d, __m256i sc) { return _mm256_mul_ps(d, _mm256_cvtepi32_
 // their low bits).
 constexpr int64_t kPrefetchSuperBlocks = 2;
 
+// Prefetches the c-th eighth (c < 8) of the super-block kPrefetchSuperBlocks
+// past the one at `codes`: spread over the chunks, so that no burst of
+// prefetches overflows the core's queue of outstanding misses.
+template <class F>
+DB_PANEL_INLINE void prefetch_eighth(const uint8_t* codes, int c) {
+  constexpr int64_t lines = F::kCodeBytes / 64;
+  const uint8_t* ahead = codes + kPrefetchSuperBlocks * F::kCodeBytes;
+  for (int64_t l = c * lines / 8; l < (c + 1) * lines / 8; ++l)
+    _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * l), _MM_HINT_T0);
+}
+
 // Zeroes acc, then calls body(slot, codes, header) for each super-block of the
 // group, its codes prefetched ahead; slot + j is token t0 + j's activation
 // slot in that super-block.
@@ -78,7 +89,6 @@ DB_PANEL_INLINE void for_each_super_block(const GemmTile& t, const uint8_t* grou
     for (int j = 0; j < NT; ++j) acc[h][j] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* codes = group + b * F::kCodeBytes;
-    prefetch_ahead(codes, F::kCodeBytes, kPrefetchSuperBlocks * F::kCodeBytes);
     body(slot0 + b * kActTileTokens, codes, group + nb * F::kCodeBytes + b * F::kHeaderBytes);
   }
 }
@@ -120,6 +130,7 @@ struct KMinProducts {
         }
       }
       for (int c = 0; c < 8; ++c) {
+        prefetch_eighth<F>(codes, c);
         const int8_t* q = a.qs + slot * 256 + 32 * c;  // token j's at + 256 j
 #pragma GCC unroll 2
         for (int h = 0; h < kHalves; ++h) {
@@ -156,6 +167,7 @@ struct Q6KProducts {
       for (int h = 0; h < kHalves; ++h)
         for (int j = 0; j < NT; ++j) f[h][j] = _mm256_setzero_ps();
       for (int c = 0; c < 8; ++c) {
+        prefetch_eighth<F>(codes, c);
         const int8_t* q = a.qs + slot * 256 + 32 * c;
 #pragma GCC unroll 2
         for (int h = 0; h < kHalves; ++h) {
