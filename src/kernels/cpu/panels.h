@@ -113,16 +113,18 @@ void panel_kernels(PanelKernels (&out)[kPanelFormats]);
 namespace avx2 {
 void panel_q4_0(const GemmTile&);
 void panel_q4_1(const GemmTile&);
+void panel_q8_0(const GemmTile&);
 void panel_q4_k(const GemmTile&);
 void panel_q5_k(const GemmTile&);
 void panel_q6_k(const GemmTile&);
 void panel_swiglu_q4_0(const GemmTile&, const uint8_t* up);
 void panel_swiglu_q4_1(const GemmTile&, const uint8_t* up);
+void panel_swiglu_q8_0(const GemmTile&, const uint8_t* up);
 void panel_swiglu_q4_k(const GemmTile&, const uint8_t* up);
 void panel_swiglu_q5_k(const GemmTile&, const uint8_t* up);
 void panel_swiglu_q6_k(const GemmTile&, const uint8_t* up);
-// Sets the entries of the formats it has kernels for (all quantized ones but
-// Q8_0, see panel_avx2.cpp), with fused gates; leaves the others.
+// Sets the quantized formats' entries of out (before kFirstFloatPanel), with
+// fused gates; leaves the others.
 void panel_kernels(PanelKernels (&out)[kPanelFormats]);
 // True for the formats panel_kernels() sets.
 bool has_panel_kernel(DType t);

@@ -160,8 +160,7 @@ TEST(PanelLayout, QuantizedFormatsPackAtVnniAndAvx2FloatsAtBothAvx512Levels) {
     const bool is_float = t == DType::F32 || t == DType::F16 || t == DType::BF16;
     EXPECT_TRUE(prefers_packed(t, IsaLevel::Avx512Vnni)) << dtype_name(t);
     EXPECT_EQ(prefers_packed(t, IsaLevel::Avx512), is_float) << dtype_name(t);
-    // AVX2 has no kernel for Q8_0 panels (vpmaddubsw would overflow on its codes).
-    EXPECT_EQ(prefers_packed(t, IsaLevel::Avx2), !is_float && t != DType::Q8_0) << dtype_name(t);
+    EXPECT_EQ(prefers_packed(t, IsaLevel::Avx2), !is_float) << dtype_name(t);
     EXPECT_FALSE(prefers_packed(t, IsaLevel::Scalar)) << dtype_name(t);
   }
   EXPECT_FALSE(prefers_packed(DType::Q5_0, IsaLevel::Avx512Vnni));

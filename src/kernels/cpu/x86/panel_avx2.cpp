@@ -1,8 +1,10 @@
 // AVX2 Panels16 kernels for 32-element blocks (layout and formula:
 // kernels/cpu/panels.h; the AVX2 scheme: panel_avx2.h). A block's dot products
 // for one token and 8 rows are 8 vpmaddubsw added in int16 and one vpmaddwd.
-// Q8_0 has none here: its 8-bit codes (q + 128) would overflow vpmaddubsw's
-// int16 sums, so at this level it stays in the row layout.
+// Q8_0's 8-bit codes (q + 128, up to 255) would overflow vpmaddubsw's int16
+// sums, so its codes are split into nibbles, code = 16 hi + lo, and the dot
+// product is dot(lo) + 16 (dot(hi) + zsum): twice the multiplies, the same
+// integer.
 #if defined(__x86_64__)
 #include "kernels/cpu/x86/panel_avx2.h"
 #include "kernels/quant_blocks.h"
@@ -22,9 +24,53 @@ struct Nibble32 {
 };
 using Q4_0Format = Nibble32<8, false>;
 using Q4_1Format = Nibble32<0, true>;
+// Q8_0: 8-bit codes q + 128, no offsets.
+struct Q8_0Format {
+  static constexpr int kZeroPoint = 128;
+  static constexpr bool kHasMin = false;
+  static constexpr int64_t kCodeBytes = 512, kHeaderBytes = 32;
+};
+
+// Half h of a Q8_0 chunk's codes, nibble Shift (0: low, 4: high) of each byte:
+// register i holds elements 4i..4i+3 of each of the half's 8 rows.
+template <int Shift>
+DB_PANEL_INLINE void load_byte_nibbles(const uint8_t* codes, int h, __m256i (&c)[8]) {
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  for (int i = 0; i < 8; ++i) {
+    const __m256i v = load256(codes + 64 * i + 32 * h);
+    c[i] = _mm256_and_si256(Shift == 0 ? v : _mm256_srli_epi16(v, Shift), low4);
+  }
+}
+
+// The integer dot products of half h of a Q8_0 block with tokens j < NT, the
+// zero-point terms included: s[j] for the token whose activation bytes are at
+// q + j * kQK and whose zsum (-8 * sum(a)) is zsum[j]. dot = dot(lo) +
+// 16 * (dot(hi) + zsum); each nibble's 8 vpmaddubsw stay below 32768
+// (15 * 128 * 2 * 8).
+template <int NT>
+DB_PANEL_INLINE void q8_0_dots(const uint8_t* codes, int h, const int8_t* q, const int32_t* zsum, __m256i (&s)[NT]) {
+  __m256i w[8];
+  load_byte_nibbles<0>(codes, h, w);
+#pragma GCC unroll 16
+  for (int j = 0; j < NT; ++j) s[j] = widen(dot16<0, 8>(w, q + j * kQK));
+  load_byte_nibbles<4>(codes, h, w);
+#pragma GCC unroll 16
+  for (int j = 0; j < NT; ++j) {
+    const __m256i hi = _mm256_add_epi32(widen(dot16<0, 8>(w, q + j * kQK)), _mm256_set1_epi32(zsum[j]));
+    s[j] = _mm256_add_epi32(s[j], _mm256_slli_epi32(hi, 4));
+  }
+}
 
 // How many blocks ahead of the one being computed its codes are prefetched.
 constexpr int64_t kPrefetchBlocks32 = 8;
+
+// Prefetches `bytes` bytes from `ahead` bytes past `codes`: the codes are
+// streamed in the order the driver walks them (into the next group past this
+// one's end), and the hardware prefetcher alone keeps too few lines in flight
+// when a block's codes are read for a single token.
+void prefetch_ahead(const uint8_t* codes, int64_t bytes, int64_t ahead) {
+  for (int64_t l = 0; l < bytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(codes + ahead + l), _MM_HINT_T0);
+}
 
 // The products of a group in 32-element block format W (see run() in panel_avx2.h).
 template <class W>
@@ -46,12 +92,20 @@ struct Block32Products {
 #pragma GCC unroll 2
       for (int h = 0; h < kHalves; ++h) {
         __m256i w[8];
-        load_nibbles(codes, h, w);
+        __m256i s8[W::kZeroPoint == 128 ? NT : 1];  // Q8_0: the dot products, computed first
+        if constexpr (W::kZeroPoint == 128)
+          q8_0_dots(codes, h, q, a.zsum + slot, s8);
+        else
+          load_nibbles(codes, h, w);
         const __m256 d = load_halves(header + 16 * h);
         const __m256 m = W::kHasMin ? load_halves(header + 32 + 16 * h) : _mm256_setzero_ps();
 #pragma GCC unroll 16
         for (int j = 0; j < NT; ++j) {
-          __m256i s = widen(dot16<0, 8>(w, q + j * kQK));
+          __m256i s;
+          if constexpr (W::kZeroPoint == 128)
+            s = s8[j];
+          else
+            s = widen(dot16<0, 8>(w, q + j * kQK));
           if constexpr (W::kZeroPoint == 8) s = _mm256_add_epi32(s, _mm256_set1_epi32(a.zsum[slot + j]));
           if constexpr (W::kHasMin) acc[h][j] = _mm256_fmadd_ps(m, _mm256_set1_ps(a.ds[slot + j]), acc[h][j]);
           const __m256 dda = _mm256_mul_ps(d, _mm256_set1_ps(a.d[slot + j]));
@@ -66,19 +120,23 @@ struct Block32Products {
 
 void panel_q4_0(const GemmTile& t) { panel_gemm<Block32Products<Q4_0Format>>(t); }
 void panel_q4_1(const GemmTile& t) { panel_gemm<Block32Products<Q4_1Format>>(t); }
+void panel_q8_0(const GemmTile& t) { panel_gemm<Block32Products<Q8_0Format>>(t); }
 void panel_swiglu_q4_0(const GemmTile& t, const uint8_t* up) { panel_gemm_swiglu<Block32Products<Q4_0Format>>(t, up); }
 void panel_swiglu_q4_1(const GemmTile& t, const uint8_t* up) { panel_gemm_swiglu<Block32Products<Q4_1Format>>(t, up); }
+void panel_swiglu_q8_0(const GemmTile& t, const uint8_t* up) { panel_gemm_swiglu<Block32Products<Q8_0Format>>(t, up); }
 
 void panel_kernels(PanelKernels (&out)[kPanelFormats]) {
   out[0] = {panel_q4_0, panel_swiglu_q4_0};
   out[1] = {panel_q4_1, panel_swiglu_q4_1};
+  out[2] = {panel_q8_0, panel_swiglu_q8_0};
   out[3] = {panel_q4_k, panel_swiglu_q4_k};
   out[4] = {panel_q5_k, panel_swiglu_q5_k};
   out[5] = {panel_q6_k, panel_swiglu_q6_k};
 }
 
 bool has_panel_kernel(DType t) {
-  return t == DType::Q4_0 || t == DType::Q4_1 || t == DType::Q4_K || t == DType::Q5_K || t == DType::Q6_K;
+  return t == DType::Q4_0 || t == DType::Q4_1 || t == DType::Q8_0 || t == DType::Q4_K || t == DType::Q5_K ||
+         t == DType::Q6_K;
 }
 
 }  // namespace db::kernels::avx2

@@ -66,14 +66,6 @@ DB_PANEL_INLINE __m256i dot16(const __m256i (&w)[8], const int8_t* q) {
 // The int32 sums of each lane's two int16 values.
 __m256i widen(__m256i s16) { return _mm256_madd_epi16(s16, _mm256_set1_epi16(1)); }
 
-// Prefetches `bytes` bytes from `ahead` bytes past `codes`: the codes are
-// streamed in the order the driver walks them (into the next group past this
-// one's end), and the hardware prefetcher alone keeps too few lines in flight
-// when a block's codes are read for a single token.
-void prefetch_ahead(const uint8_t* codes, int64_t bytes, int64_t ahead) {
-  for (int64_t l = 0; l < bytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(codes + ahead + l), _MM_HINT_T0);
-}
-
 // Stores half h of a tile's results for one token (rows 8h.. of the nr valid).
 void store_half(const GemmTile& t, int h, float* y, __m256 v) {
   const int rows = t.nr - 8 * h;
