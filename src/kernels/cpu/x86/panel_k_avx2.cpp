@@ -79,8 +79,8 @@ DB_PANEL_INLINE void prefetch_eighth(const uint8_t* codes, int c) {
 }
 
 // Zeroes acc, then calls body(slot, codes, header) for each super-block of the
-// group, its codes prefetched ahead; slot + j is token t0 + j's activation
-// slot in that super-block.
+// group (the body prefetches ahead, prefetch_eighth per chunk); slot + j is
+// token t0 + j's activation slot in that super-block.
 template <class F, int NT, class Body>
 DB_PANEL_INLINE void for_each_super_block(const GemmTile& t, const uint8_t* group, __m256 (&acc)[kHalves][NT],
                                           const Body& body) {
