@@ -1,6 +1,7 @@
 // AVX2 Panels16 kernels for 32-element blocks (layout and formula:
 // kernels/cpu/panels.h; the AVX2 scheme: panel_avx2.h). A block's dot products
-// for one token and 8 rows are 8 vpmaddubsw added in int16 and one vpmaddwd.
+// for one token and 8 rows are 8 vpmaddubsw added in int16 and one vpmaddwd;
+// 4-bit codes share each activation broadcast between the two halves.
 // Q8_0's 8-bit codes (q + 128, up to 255) would overflow vpmaddubsw's int16
 // sums, so its codes are split into nibbles, code = 16 hi + lo, and the dot
 // product is dot(lo) + 16 (dot(hi) + zsum): twice the multiplies, the same
@@ -31,6 +32,25 @@ struct Q8_0Format {
   static constexpr int64_t kCodeBytes = 512, kHeaderBytes = 32;
 };
 
+// vpmaddubsw of codes w with the 4 activation bytes at p broadcast: the int16
+// sums of each lane's 2 pairs of products. One asm block for the broadcast and
+// the multiply: written as intrinsics, the compiler issues the broadcasts far
+// ahead and passes every one through the stack.
+DB_PANEL_INLINE __m256i maddubs_broadcast(__m256i w, const int8_t* p) {
+  __m256i r;
+  asm("vpbroadcastd %1, %0\n\tvpmaddubsw %0, %2, %0" : "=&x"(r) : "m"(*reinterpret_cast<const int32_t*>(p)), "x"(w));
+  return r;
+}
+
+// The int16 sums of the 8 registers of one of a Q8_0 block's nibble planes
+// (w[i]: elements 4i..4i+3) with the token's activation bytes q[0..32).
+DB_PANEL_INLINE __m256i dot16(const __m256i (&w)[8], const int8_t* q) {
+  __m256i s = maddubs_broadcast(w[0], q);
+#pragma GCC unroll 8
+  for (int i = 1; i < 8; ++i) s = _mm256_add_epi16(s, maddubs_broadcast(w[i], q + 4 * i));
+  return s;
+}
+
 // Half h of a Q8_0 chunk's codes, nibble Shift (0: low, 4: high) of each byte:
 // register i holds elements 4i..4i+3 of each of the half's 8 rows.
 template <int Shift>
@@ -52,11 +72,11 @@ DB_PANEL_INLINE void q8_0_dots(const uint8_t* codes, int h, const int8_t* q, con
   __m256i w[8];
   load_byte_nibbles<0>(codes, h, w);
 #pragma GCC unroll 16
-  for (int j = 0; j < NT; ++j) s[j] = widen(dot16<0, 8>(w, q + j * kQK));
+  for (int j = 0; j < NT; ++j) s[j] = widen(dot16(w, q + j * kQK));
   load_byte_nibbles<4>(codes, h, w);
 #pragma GCC unroll 16
   for (int j = 0; j < NT; ++j) {
-    const __m256i hi = _mm256_add_epi32(widen(dot16<0, 8>(w, q + j * kQK)), _mm256_set1_epi32(zsum[j]));
+    const __m256i hi = _mm256_add_epi32(widen(dot16(w, q + j * kQK)), _mm256_set1_epi32(zsum[j]));
     s[j] = _mm256_add_epi32(s[j], _mm256_slli_epi32(hi, 4));
   }
 }
@@ -72,6 +92,57 @@ void prefetch_ahead(const uint8_t* codes, int64_t bytes, int64_t ahead) {
   for (int64_t l = 0; l < bytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(codes + ahead + l), _MM_HINT_T0);
 }
 
+// acc += the block's products for the token in activation slot `slot`, from
+// s, its integer dot products (Q8_0: with the zero-point term), and the
+// block's scales d and offsets m of one half (the formula of panels.h).
+template <class W>
+DB_PANEL_INLINE void add_block(const QuantizedActs& a, int64_t slot, __m256i s, __m256 d, __m256 m, __m256& acc) {
+  if constexpr (W::kZeroPoint == 8) s = _mm256_add_epi32(s, _mm256_set1_epi32(a.zsum[slot]));
+  if constexpr (W::kHasMin) acc = _mm256_fmadd_ps(m, _mm256_set1_ps(a.ds[slot]), acc);
+  const __m256 dda = _mm256_mul_ps(d, _mm256_set1_ps(a.d[slot]));
+  acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), dda, acc);
+}
+
+// Adds a block of 4-bit format W to acc for tokens slot .. slot + NT - 1: the
+// elements 0..15 of every token first, their int16 sums kept, then 16..31, so
+// that each activation broadcast serves both halves.
+template <class W, int NT>
+DB_PANEL_INLINE void add_nibble_block(const QuantizedActs& a, int64_t slot, const uint8_t* codes, const uint8_t* header,
+                                      __m256 (&acc)[kHalves][NT]) {
+  const int8_t* q = a.qs + slot * kQK;
+  __m256i lo[kHalves][NT], w[kHalves][4];
+  for (int h = 0; h < kHalves; ++h) load_nibbles_part<0>(codes, h, w[h]);
+#pragma GCC unroll 16
+  for (int j = 0; j < NT; ++j) dot16_halves(w, q + j * kQK, lo[0][j], lo[1][j]);
+  for (int h = 0; h < kHalves; ++h) load_nibbles_part<1>(codes, h, w[h]);
+  __m256 d[kHalves], m[kHalves];
+  for (int h = 0; h < kHalves; ++h) {
+    d[h] = load_halves(header + 16 * h);
+    m[h] = W::kHasMin ? load_halves(header + 32 + 16 * h) : _mm256_setzero_ps();
+  }
+#pragma GCC unroll 16
+  for (int j = 0; j < NT; ++j) {
+    __m256i hi[kHalves];
+    dot16_halves(w, q + j * kQK + 16, hi[0], hi[1]);
+    for (int h = 0; h < kHalves; ++h)
+      add_block<W>(a, slot + j, widen(_mm256_add_epi16(lo[h][j], hi[h])), d[h], m[h], acc[h][j]);
+  }
+}
+
+// Adds a Q8_0 block to acc for tokens slot .. slot + NT - 1, half by half.
+template <int NT>
+DB_PANEL_INLINE void add_q8_0_block(const QuantizedActs& a, int64_t slot, const uint8_t* codes, const uint8_t* header,
+                                    __m256 (&acc)[kHalves][NT]) {
+#pragma GCC unroll 2
+  for (int h = 0; h < kHalves; ++h) {
+    __m256i s[NT];
+    q8_0_dots(codes, h, a.qs + slot * kQK, a.zsum + slot, s);
+    const __m256 d = load_halves(header + 16 * h);
+#pragma GCC unroll 16
+    for (int j = 0; j < NT; ++j) add_block<Q8_0Format>(a, slot + j, s[j], d, _mm256_setzero_ps(), acc[h][j]);
+  }
+}
+
 // The products of a group in 32-element block format W (see run() in panel_avx2.h).
 template <class W>
 struct Block32Products {
@@ -85,33 +156,12 @@ struct Block32Products {
     const int64_t slot0 = act_slot(a, t.t0, 0);  // token t0 + j's block b: slot0 + b * kActTileTokens + j
     for (int64_t b = 0; b < nb; ++b) {
       const uint8_t* codes = group + b * W::kCodeBytes;
-      const uint8_t* header = headers + b * W::kHeaderBytes;
       prefetch_ahead(codes, W::kCodeBytes, kPrefetchBlocks32 * W::kCodeBytes);
       const int64_t slot = slot0 + b * kActTileTokens;
-      const int8_t* q = a.qs + slot * kQK;
-#pragma GCC unroll 2
-      for (int h = 0; h < kHalves; ++h) {
-        __m256i w[8];
-        __m256i s8[W::kZeroPoint == 128 ? NT : 1];  // Q8_0: the dot products, computed first
-        if constexpr (W::kZeroPoint == 128)
-          q8_0_dots(codes, h, q, a.zsum + slot, s8);
-        else
-          load_nibbles(codes, h, w);
-        const __m256 d = load_halves(header + 16 * h);
-        const __m256 m = W::kHasMin ? load_halves(header + 32 + 16 * h) : _mm256_setzero_ps();
-#pragma GCC unroll 16
-        for (int j = 0; j < NT; ++j) {
-          __m256i s;
-          if constexpr (W::kZeroPoint == 128)
-            s = s8[j];
-          else
-            s = widen(dot16<0, 8>(w, q + j * kQK));
-          if constexpr (W::kZeroPoint == 8) s = _mm256_add_epi32(s, _mm256_set1_epi32(a.zsum[slot + j]));
-          if constexpr (W::kHasMin) acc[h][j] = _mm256_fmadd_ps(m, _mm256_set1_ps(a.ds[slot + j]), acc[h][j]);
-          const __m256 dda = _mm256_mul_ps(d, _mm256_set1_ps(a.d[slot + j]));
-          acc[h][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), dda, acc[h][j]);
-        }
-      }
+      if constexpr (W::kZeroPoint == 128)
+        add_q8_0_block(a, slot, codes, headers + b * W::kHeaderBytes, acc);
+      else
+        add_nibble_block<W>(a, slot, codes, headers + b * W::kHeaderBytes, acc);
     }
   }
 };

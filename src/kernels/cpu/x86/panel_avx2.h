@@ -9,8 +9,12 @@
 // against 4 codes per lane are one vpmaddubsw (two int16 sums of 2 products),
 // several of those are added in int16 while they cannot overflow, and one
 // vpmaddwd by 1 turns the int16 pairs into the lane's int32 dot product. The
-// integers are the VNNI kernels' exactly, and the float operations are the
-// same in the same order (kernels/cpu/panels.h), so every bit agrees.
+// broadcast of the activation bytes costs about as much as the multiply, so
+// the 4-bit and K-quant kernels work on both halves at once, 16 elements at a
+// time (8 code registers, each broadcast serving two vpmaddubsw): every
+// token's first 16 elements, then its last 16. The integers are the VNNI
+// kernels' exactly, and the float operations are the same in the same order
+// (kernels/cpu/panels.h), so every bit agrees.
 #pragma once
 #if defined(__x86_64__)
 
@@ -28,39 +32,78 @@ namespace {
 
 constexpr int kHalves = 2;
 
-// Half h of a 32-element chunk's 4-bit codes: register i holds elements
-// 4i..4i+3 of each of the half's 8 rows.
-DB_PANEL_INLINE void load_nibbles(const uint8_t* codes, int h, __m256i (&c)[8]) {
+// Nibble plane Part (0: low, 1: high) of half h of a 32-element chunk's 4-bit
+// codes: w[i] holds elements 16 Part + 4i .. +3 of each of the half's 8 rows.
+template <int Part>
+DB_PANEL_INLINE void load_nibbles_part(const uint8_t* codes, int h, __m256i (&w)[4]) {
   const __m256i low4 = _mm256_set1_epi8(0x0F);
   for (int i = 0; i < 4; ++i) {
     const __m256i v = load256(codes + 64 * i + 32 * h);
-    c[i] = _mm256_and_si256(v, low4);
-    c[i + 4] = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
+    w[i] = _mm256_and_si256(Part == 0 ? v : _mm256_srli_epi16(v, 4), low4);
   }
 }
 
 // 8 fp16 values at p as floats.
 __m256 load_halves(const uint8_t* p) { return _mm256_cvtph_ps(load128(p)); }
 
-// vpmaddubsw of codes w with the 4 activation bytes at p broadcast: the int16
-// sums of each lane's 2 pairs of products. One asm block for the broadcast and
-// the multiply: written as intrinsics, the compiler issues the broadcasts far
-// ahead and passes every one through the stack.
-DB_PANEL_INLINE __m256i maddubs_broadcast(__m256i w, const int8_t* p) {
-  __m256i r;
-  asm("vpbroadcastd %1, %0\n\tvpmaddubsw %0, %2, %0" : "=&x"(r) : "m"(*reinterpret_cast<const int32_t*>(p)), "x"(w));
-  return r;
+// The two halves' vpmaddubsw of 16 elements of one token: w[h][i] holds
+// elements 4i..4i+3 of half h's rows, the token's activation bytes are
+// q[0..16), and each of the 4 broadcasts serves both halves. Per half, the
+// int16 sums of the 4 products (dot16_halves) or of products 0-1 and 2-3
+// (dot8x2_halves, for codes too wide to add 4). Callers keep codes * 127 * 2
+// * (products per sum) below 32768. Each is one asm block: as intrinsics, the
+// compiler issues every vpmaddubsw of a tile first and passes each product
+// through the stack.
+DB_PANEL_INLINE void dot16_halves(const __m256i (&w)[kHalves][4], const int8_t* q, __m256i& s0, __m256i& s1) {
+  __m256i t, u;
+  asm("vpbroadcastd (%[q]), %[t]\n\t"
+      "vpmaddubsw %[t], %[w00], %[s0]\n\t"
+      "vpmaddubsw %[t], %[w10], %[s1]\n\t"
+      "vpbroadcastd 4(%[q]), %[t]\n\t"
+      "vpmaddubsw %[t], %[w01], %[u]\n\t"
+      "vpaddw %[u], %[s0], %[s0]\n\t"
+      "vpmaddubsw %[t], %[w11], %[t]\n\t"
+      "vpaddw %[t], %[s1], %[s1]\n\t"
+      "vpbroadcastd 8(%[q]), %[t]\n\t"
+      "vpmaddubsw %[t], %[w02], %[u]\n\t"
+      "vpaddw %[u], %[s0], %[s0]\n\t"
+      "vpmaddubsw %[t], %[w12], %[t]\n\t"
+      "vpaddw %[t], %[s1], %[s1]\n\t"
+      "vpbroadcastd 12(%[q]), %[t]\n\t"
+      "vpmaddubsw %[t], %[w03], %[u]\n\t"
+      "vpaddw %[u], %[s0], %[s0]\n\t"
+      "vpmaddubsw %[t], %[w13], %[t]\n\t"
+      "vpaddw %[t], %[s1], %[s1]"
+      : [s0] "=&x"(s0), [s1] "=&x"(s1), [t] "=&x"(t), [u] "=&x"(u)
+      : [q] "r"(q), "m"(*reinterpret_cast<const int8_t(*)[16]>(q)), [w00] "x"(w[0][0]), [w01] "x"(w[0][1]),
+        [w02] "x"(w[0][2]), [w03] "x"(w[0][3]), [w10] "x"(w[1][0]), [w11] "x"(w[1][1]), [w12] "x"(w[1][2]),
+        [w13] "x"(w[1][3]));
 }
 
-// The int16 sums of code registers w[I0, I1) with the token's activation bytes
-// q[4i..4i+3], added in order. Callers keep codes * 127 * 2 * (I1 - I0) below
-// 32768: 8 registers of 4-bit codes, 4 of 5-bit, 2 of 6-bit.
-template <int I0, int I1>
-DB_PANEL_INLINE __m256i dot16(const __m256i (&w)[8], const int8_t* q) {
-  __m256i s = maddubs_broadcast(w[I0], q + 4 * I0);
-#pragma GCC unroll 8
-  for (int i = I0 + 1; i < I1; ++i) s = _mm256_add_epi16(s, maddubs_broadcast(w[i], q + 4 * i));
-  return s;
+// a[h]: products 0 and 1 of half h, b[h]: products 2 and 3 (see dot16_halves).
+DB_PANEL_INLINE void dot8x2_halves(const __m256i (&w)[kHalves][4], const int8_t* q, __m256i (&a)[kHalves],
+                                   __m256i (&b)[kHalves]) {
+  __m256i t, u;
+  asm("vpbroadcastd (%[q]), %[t]\n\t"
+      "vpmaddubsw %[t], %[w00], %[a0]\n\t"
+      "vpmaddubsw %[t], %[w10], %[a1]\n\t"
+      "vpbroadcastd 4(%[q]), %[t]\n\t"
+      "vpmaddubsw %[t], %[w01], %[u]\n\t"
+      "vpaddw %[u], %[a0], %[a0]\n\t"
+      "vpmaddubsw %[t], %[w11], %[t]\n\t"
+      "vpaddw %[t], %[a1], %[a1]\n\t"
+      "vpbroadcastd 8(%[q]), %[t]\n\t"
+      "vpmaddubsw %[t], %[w02], %[b0]\n\t"
+      "vpmaddubsw %[t], %[w12], %[b1]\n\t"
+      "vpbroadcastd 12(%[q]), %[t]\n\t"
+      "vpmaddubsw %[t], %[w03], %[u]\n\t"
+      "vpaddw %[u], %[b0], %[b0]\n\t"
+      "vpmaddubsw %[t], %[w13], %[t]\n\t"
+      "vpaddw %[t], %[b1], %[b1]"
+      : [a0] "=&x"(a[0]), [a1] "=&x"(a[1]), [b0] "=&x"(b[0]), [b1] "=&x"(b[1]), [t] "=&x"(t), [u] "=&x"(u)
+      : [q] "r"(q), "m"(*reinterpret_cast<const int8_t(*)[16]>(q)), [w00] "x"(w[0][0]), [w01] "x"(w[0][1]),
+        [w02] "x"(w[0][2]), [w03] "x"(w[0][3]), [w10] "x"(w[1][0]), [w11] "x"(w[1][1]), [w12] "x"(w[1][2]),
+        [w13] "x"(w[1][3]));
 }
 
 // The int32 sums of each lane's two int16 values.

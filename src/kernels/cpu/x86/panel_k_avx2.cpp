@@ -1,8 +1,9 @@
 // AVX2 Panels16 kernels for K-quant super-blocks (formula:
 // kernels/cpu/panels.h; layout: kernels/cpu/panel_k_layout.h; the AVX2
 // scheme: panel_avx2.h). Per 32-element chunk, half of a group (8 rows) and
-// token: 8 vpmaddubsw added in int16 as far as the codes' width allows (Q4_K
-// all 8, Q5_K 4, Q6_K 2), vpmaddwd by 1, then each sub-block's scale a
+// token: 8 vpmaddubsw (in two parts of 16 elements, both halves at once) added
+// in int16 as far as the codes' width allows (Q4_K all 8, Q5_K 4, Q6_K 2),
+// vpmaddwd by 1, then each sub-block's scale a
 // convert and an FMA in float; the Q4_K / Q5_K mins 4 vpmaddwd per
 // super-block against the token's 32-element sums, and the Q6_K zero point
 // the starting value of each sub-block's dot products.
@@ -28,32 +29,31 @@ __m256i move_bits(__m256i v) {
   return v;
 }
 
-// Half h of the codes of chunk c (elements 32c..32c+31) of a super-block:
-// w[i] holds elements 4i..4i+3 of each of the half's rows.
-template <DType T>
-DB_PANEL_INLINE void load_chunk(const uint8_t* codes, int c, int h, __m256i (&w)[8]) {
-  load_nibbles(codes + 256 * c, h, w);
-  if constexpr (T == DType::Q5_K) {
+// Part P (0: elements 0..15, 1: 16..31) of half h of the codes of chunk c
+// (elements 32c..32c+31) of a super-block: w[i] holds elements 16P + 4i .. +3
+// of each of the half's rows.
+template <DType T, int P>
+DB_PANEL_INLINE void load_chunk_part(const uint8_t* codes, int c, int h, __m256i (&w)[4]) {
+  load_nibbles_part<P>(codes + 256 * c, h, w);
+  if constexpr (T == DType::Q5_K) {  // bit 4 of element 4i + k: bit 4P + i of the high-bit byte
     const __m256i hb = load256(codes + kKLowBytes + 64 * c + 32 * h), bit4 = _mm256_set1_epi8(0x10);
-    w[0] = and_or(move_bits<0, 4>(hb), bit4, w[0]);
-    w[1] = and_or(move_bits<1, 4>(hb), bit4, w[1]);
-    w[2] = and_or(move_bits<2, 4>(hb), bit4, w[2]);
-    w[3] = and_or(move_bits<3, 4>(hb), bit4, w[3]);
-    w[4] = and_or(hb, bit4, w[4]);
-    w[5] = and_or(move_bits<5, 4>(hb), bit4, w[5]);
-    w[6] = and_or(move_bits<6, 4>(hb), bit4, w[6]);
-    w[7] = and_or(move_bits<7, 4>(hb), bit4, w[7]);
-  } else if constexpr (T == DType::Q6_K) {
-    const __m256i bits45 = _mm256_set1_epi8(0x30);
-    for (int part = 0; part < 2; ++part) {
-      const __m256i hb = load256(codes + kKLowBytes + 64 * (2 * c + part) + 32 * h);
-      __m256i* v = w + 4 * part;
-      v[0] = and_or(move_bits<0, 4>(hb), bits45, v[0]);
-      v[1] = and_or(move_bits<2, 4>(hb), bits45, v[1]);
-      v[2] = and_or(hb, bits45, v[2]);
-      v[3] = and_or(move_bits<6, 4>(hb), bits45, v[3]);
-    }
+    w[0] = and_or(move_bits<4 * P + 0, 4>(hb), bit4, w[0]);
+    w[1] = and_or(move_bits<4 * P + 1, 4>(hb), bit4, w[1]);
+    w[2] = and_or(move_bits<4 * P + 2, 4>(hb), bit4, w[2]);
+    w[3] = and_or(move_bits<4 * P + 3, 4>(hb), bit4, w[3]);
+  } else if constexpr (T == DType::Q6_K) {  // bits 4-5 of element 4i + k: bits 2i, 2i + 1 of part P's byte
+    const __m256i hb = load256(codes + kKLowBytes + 64 * (2 * c + P) + 32 * h), bits45 = _mm256_set1_epi8(0x30);
+    w[0] = and_or(move_bits<0, 4>(hb), bits45, w[0]);
+    w[1] = and_or(move_bits<2, 4>(hb), bits45, w[1]);
+    w[2] = and_or(hb, bits45, w[2]);
+    w[3] = and_or(move_bits<6, 4>(hb), bits45, w[3]);
   }
+}
+
+// Both halves' part P of chunk c (load_chunk_part).
+template <DType T, int P>
+DB_PANEL_INLINE void load_chunk_halves(const uint8_t* codes, int c, __m256i (&w)[kHalves][4]) {
+  for (int h = 0; h < kHalves; ++h) load_chunk_part<T, P>(codes, c, h, w[h]);
 }
 
 // 8 bytes at p (one per row of a half) as int32 lanes, zero-extended.
@@ -132,20 +132,28 @@ struct KMinProducts {
       for (int c = 0; c < 8; ++c) {
         prefetch_eighth<F>(codes, c);
         const int8_t* q = a.qs + slot * 256 + 32 * c;  // token j's at + 256 j
-#pragma GCC unroll 2
-        for (int h = 0; h < kHalves; ++h) {
-          __m256i w[8];
-          load_chunk<T>(codes, c, h, w);
-          const __m256 dsc = scaled_d(load_halves(header + 16 * h), load_u8x8(codes + F::kScales + 16 * c + 8 * h));
+        __m256 dsc[kHalves];
+        for (int h = 0; h < kHalves; ++h)
+          dsc[h] = scaled_d(load_halves(header + 16 * h), load_u8x8(codes + F::kScales + 16 * c + 8 * h));
+        // Elements 0..15 of every token first (Q4_K: their int16 sums kept;
+        // Q5_K: widened, as 8 products of 5-bit codes would overflow), then 16..31.
+        __m256i lo[kHalves][NT], w[kHalves][4];
+        load_chunk_halves<T, 0>(codes, c, w);
 #pragma GCC unroll 16
-          for (int j = 0; j < NT; ++j) {
-            const int8_t* qj = q + 256 * j;
-            __m256i s;
-            if constexpr (T == DType::Q4_K)
-              s = widen(dot16<0, 8>(w, qj));
-            else
-              s = _mm256_add_epi32(widen(dot16<0, 4>(w, qj)), widen(dot16<4, 8>(w, qj)));
-            f[h][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), dsc, f[h][j]);
+        for (int j = 0; j < NT; ++j) {
+          dot16_halves(w, q + 256 * j, lo[0][j], lo[1][j]);
+          if constexpr (T == DType::Q5_K)
+            for (int h = 0; h < kHalves; ++h) lo[h][j] = widen(lo[h][j]);
+        }
+        load_chunk_halves<T, 1>(codes, c, w);
+#pragma GCC unroll 16
+        for (int j = 0; j < NT; ++j) {
+          __m256i hi[kHalves];
+          dot16_halves(w, q + 256 * j + 16, hi[0], hi[1]);
+          for (int h = 0; h < kHalves; ++h) {
+            const __m256i s = T == DType::Q4_K ? widen(_mm256_add_epi16(lo[h][j], hi[h]))
+                                               : _mm256_add_epi32(lo[h][j], widen(hi[h]));
+            f[h][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), dsc[h], f[h][j]);
           }
         }
       }
@@ -153,6 +161,27 @@ struct KMinProducts {
     });
   }
 };
+
+// f[h][j] = fma(float(dot + zsum16), dsc[h], f[h][j]) for tokens j < NT and
+// sub-block 2c + G of a super-block, part G of its chunk c; the codes'
+// products are added in int16 two at a time (6-bit codes).
+template <int G, int NT>
+DB_PANEL_INLINE void add_q6_k_sub_block(const QuantizedActs& a, int64_t slot, const uint8_t* codes, int c,
+                                        const __m256 (&dsc)[kHalves], __m256 (&f)[kHalves][NT]) {
+  __m256i w[kHalves][4];
+  load_chunk_halves<DType::Q6_K, G>(codes, c, w);
+  const int8_t* q = a.qs + slot * 256 + 32 * c + 16 * G;  // token j's at + 256 j
+#pragma GCC unroll 16
+  for (int j = 0; j < NT; ++j) {
+    __m256i p01[kHalves], p23[kHalves];
+    dot8x2_halves(w, q + 256 * j, p01, p23);
+    const __m256i zsum16 = _mm256_set1_epi32(a.zsum16[(slot + j) * 16 + 2 * c + G]);
+    for (int h = 0; h < kHalves; ++h) {
+      const __m256i s = _mm256_add_epi32(_mm256_add_epi32(zsum16, widen(p01[h])), widen(p23[h]));
+      f[h][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), dsc[h], f[h][j]);
+    }
+  }
+}
 
 // Q6_K: f = 0, then per 16-element sub-block g
 // f = fma(float(dot(g) + zsum16(g)), d * sc[g], f), each dot product started
@@ -168,28 +197,16 @@ struct Q6KProducts {
         for (int j = 0; j < NT; ++j) f[h][j] = _mm256_setzero_ps();
       for (int c = 0; c < 8; ++c) {
         prefetch_eighth<F>(codes, c);
-        const int8_t* q = a.qs + slot * 256 + 32 * c;
-#pragma GCC unroll 2
+        __m256 dsc[2][kHalves];  // [sub-block 2c + g][half]
         for (int h = 0; h < kHalves; ++h) {
-          __m256i w[8];
-          load_chunk<DType::Q6_K>(codes, c, h, w);
           const __m256 d = load_halves(header + 16 * h);
           // Per lane the scales of sub-blocks 2c and 2c + 1 as two int16.
           const __m256i pair = _mm256_cvtepi8_epi16(load128(codes + F::kScales + 32 * c + 16 * h));
-          const __m256 dsc0 = scaled_d(d, _mm256_srai_epi32(_mm256_slli_epi32(pair, 16), 16));
-          const __m256 dsc1 = scaled_d(d, _mm256_srai_epi32(pair, 16));
-#pragma GCC unroll 16
-          for (int j = 0; j < NT; ++j) {
-            const int8_t* qj = q + 256 * j;
-            const int32_t* zsum16 = a.zsum16 + (slot + j) * 16 + 2 * c;
-            __m256i s0 = _mm256_add_epi32(broadcast4(zsum16), widen(dot16<0, 2>(w, qj)));
-            s0 = _mm256_add_epi32(s0, widen(dot16<2, 4>(w, qj)));
-            f[h][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s0), dsc0, f[h][j]);
-            __m256i s1 = _mm256_add_epi32(broadcast4(zsum16 + 1), widen(dot16<4, 6>(w, qj)));
-            s1 = _mm256_add_epi32(s1, widen(dot16<6, 8>(w, qj)));
-            f[h][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s1), dsc1, f[h][j]);
-          }
+          dsc[0][h] = scaled_d(d, _mm256_srai_epi32(_mm256_slli_epi32(pair, 16), 16));
+          dsc[1][h] = scaled_d(d, _mm256_srai_epi32(pair, 16));
         }
+        add_q6_k_sub_block<0>(a, slot, codes, c, dsc[0], f);
+        add_q6_k_sub_block<1>(a, slot, codes, c, dsc[1], f);
       }
       add_super_block(a, slot, f, acc);
     });
