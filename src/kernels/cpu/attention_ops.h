@@ -73,7 +73,7 @@ struct AttentionOps {
   void (*store_row)(const float* src, int64_t n, DType dtype, uint8_t* dst);
 };
 
-// The portable store_row (scalar and AVX2 levels).
+// The portable store_row (the scalar level's; the vector levels' for BF16 and F32).
 void store_row_scalar(const float* src, int64_t n, DType dtype, uint8_t* dst);
 
 // The tile kernel built from self's load_rows / scores / softmax_update /
@@ -83,6 +83,9 @@ void attention_tile_by_query(const AttentionOps& self, const AttentionTile& tile
 // The AVX2 level's tile kernel (x86/attention_ops_avx2_tile.cpp); requires
 // AVX2 + FMA + F16C and ignores self.
 void attention_tile_avx2(const AttentionOps& self, const AttentionTile& tile);
+// The AVX2 level's store_row: F16 rows 8 values per vcvtps2ph (F16C), other
+// dtypes by store_row_scalar.
+void store_row_avx2(const float* src, int64_t n, DType dtype, uint8_t* dst);
 
 const AttentionOps& attention_ops_scalar();
 const AttentionOps& attention_ops_avx2();    // requires AVX2 + FMA + F16C

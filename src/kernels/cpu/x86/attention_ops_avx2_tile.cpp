@@ -1,4 +1,5 @@
-// AVX2 + FMA + F16C paged-attention tile kernel: the AVX2 level's `tile`.
+// AVX2 + FMA + F16C paged-attention tile kernel: the AVX2 level's `tile`
+// (and its store_row, at the end).
 //
 // The plan of the AVX-512 kernel (attention_ops_avx512.cpp) on 8-float
 // registers. Per chunk of 16 keys and per kv head, the tile converts the keys
@@ -259,7 +260,7 @@ DB_INLINE void fold_block(const TileScratch& ts, const int32_t* qi, const int32_
     acc[n] = ts.acc + static_cast<int64_t>(qi[n]) * dpad;
   }
   const float* c = any_moved ? corr : nullptr;
-  constexpr int NB = NQ >= 3 ? 2 : 4;  // 8-float value blocks per pass: NQ * NB accumulators
+  constexpr int NB = NQ >= 3 ? 3 : 4;  // 8-float value blocks per pass: NQ * NB accumulators
   if (ragged)
     accumulate_all<NQ, NB, Reach::kRagged>(acc, c, ts.p, ts.values, dpad, n_keys, valid);
   else if (n_keys == 16)
@@ -355,6 +356,15 @@ void attention_tile_avx2(const AttentionOps&, const AttentionTile& t) {
     for (int c = 0; c < d; c += 8)
       _mm256_maskstore_ps(o + c, _mm256_castps_si256(first_lanes(d - c)), _mm256_mul_ps(_mm256_load_ps(a + c), inv_l));
   }
+}
+
+void store_row_avx2(const float* src, int64_t n, DType dtype, uint8_t* dst) {
+  if (dtype != DType::F16) return store_row_scalar(src, n, dtype, dst);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)  // vcvtps2ph rounds to nearest even, as f32_to_fp16 does
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 2 * i),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
+  store_row_scalar(src + i, n - i, dtype, dst + 2 * i);
 }
 
 }  // namespace db::kernels
