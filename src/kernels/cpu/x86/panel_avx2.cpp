@@ -92,22 +92,45 @@ void prefetch_ahead(const uint8_t* codes, int64_t bytes, int64_t ahead) {
   for (int64_t l = 0; l < bytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(codes + ahead + l), _MM_HINT_T0);
 }
 
-// acc += the block's products for the token in activation slot `slot`, from
-// s, its integer dot products (Q8_0: with the zero-point term), and the
-// block's scales d and offsets m of one half (the formula of panels.h).
+// One token's activation terms in a block, broadcast: its scale d, d * sum(q)
+// (the offsets' factor) and -8 * sum(q) (the zero point's term).
+struct TokenTerms {
+  __m256 d, ds;
+  __m256i zsum;
+};
+
+// Token terms of activation slot `slot` (the pointers: QuantizedActs' arrays,
+// copied to locals so that stores to the accumulators cannot alias them).
 template <class W>
-DB_PANEL_INLINE void add_block(const QuantizedActs& a, int64_t slot, __m256i s, __m256 d, __m256 m, __m256& acc) {
-  if constexpr (W::kZeroPoint == 8) s = _mm256_add_epi32(s, _mm256_set1_epi32(a.zsum[slot]));
-  if constexpr (W::kHasMin) acc = _mm256_fmadd_ps(m, _mm256_set1_ps(a.ds[slot]), acc);
-  const __m256 dda = _mm256_mul_ps(d, _mm256_set1_ps(a.d[slot]));
-  acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), dda, acc);
+DB_PANEL_INLINE TokenTerms token_terms(const float* d, const float* ds, const int32_t* zsum, int64_t slot) {
+  TokenTerms t{_mm256_set1_ps(d[slot]), _mm256_setzero_ps(), _mm256_setzero_si256()};
+  if constexpr (W::kHasMin) t.ds = _mm256_set1_ps(ds[slot]);
+  if constexpr (W::kZeroPoint == 8) t.zsum = _mm256_set1_epi32(zsum[slot]);
+  return t;
 }
+
+// acc plus a block's products for one token (the formula of panels.h): s, its
+// integer dot products (Q8_0: with the zero-point term), the block's scales d
+// and offsets m of one half, and the token's terms.
+template <class W>
+DB_PANEL_INLINE __m256 add_block(__m256 acc, __m256i s, __m256 d, __m256 m, const TokenTerms& tt) {
+  if constexpr (W::kZeroPoint == 8) s = _mm256_add_epi32(s, tt.zsum);
+  if constexpr (W::kHasMin) acc = _mm256_fmadd_ps(m, tt.ds, acc);
+  return _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(d, tt.d), acc);
+}
+
+// The activation arrays a block's products read.
+struct ActArrays {
+  const int8_t* qs;
+  const float *d, *ds;
+  const int32_t* zsum;
+};
 
 // Adds a block of 4-bit format W to acc for tokens slot .. slot + NT - 1: the
 // elements 0..15 of every token first, their int16 sums kept, then 16..31, so
 // that each activation broadcast serves both halves.
 template <class W, int NT>
-DB_PANEL_INLINE void add_nibble_block(const QuantizedActs& a, int64_t slot, const uint8_t* codes, const uint8_t* header,
+DB_PANEL_INLINE void add_nibble_block(const ActArrays& a, int64_t slot, const uint8_t* codes, const uint8_t* header,
                                       __m256 (&acc)[kHalves][NT]) {
   const int8_t* q = a.qs + slot * kQK;
   __m256i lo[kHalves][NT], w[kHalves][4];
@@ -124,14 +147,17 @@ DB_PANEL_INLINE void add_nibble_block(const QuantizedActs& a, int64_t slot, cons
   for (int j = 0; j < NT; ++j) {
     __m256i hi[kHalves];
     dot16_halves(w, q + j * kQK + 16, hi[0], hi[1]);
+    const TokenTerms tt = token_terms<W>(a.d, a.ds, a.zsum, slot + j);
+    __m256 r[kHalves];
     for (int h = 0; h < kHalves; ++h)
-      add_block<W>(a, slot + j, widen(_mm256_add_epi16(lo[h][j], hi[h])), d[h], m[h], acc[h][j]);
+      r[h] = add_block<W>(acc[h][j], widen(_mm256_add_epi16(lo[h][j], hi[h])), d[h], m[h], tt);
+    for (int h = 0; h < kHalves; ++h) acc[h][j] = r[h];
   }
 }
 
 // Adds a Q8_0 block to acc for tokens slot .. slot + NT - 1, half by half.
 template <int NT>
-DB_PANEL_INLINE void add_q8_0_block(const QuantizedActs& a, int64_t slot, const uint8_t* codes, const uint8_t* header,
+DB_PANEL_INLINE void add_q8_0_block(const ActArrays& a, int64_t slot, const uint8_t* codes, const uint8_t* header,
                                     __m256 (&acc)[kHalves][NT]) {
 #pragma GCC unroll 2
   for (int h = 0; h < kHalves; ++h) {
@@ -139,7 +165,9 @@ DB_PANEL_INLINE void add_q8_0_block(const QuantizedActs& a, int64_t slot, const 
     q8_0_dots(codes, h, a.qs + slot * kQK, a.zsum + slot, s);
     const __m256 d = load_halves(header + 16 * h);
 #pragma GCC unroll 16
-    for (int j = 0; j < NT; ++j) add_block<Q8_0Format>(a, slot + j, s[j], d, _mm256_setzero_ps(), acc[h][j]);
+    for (int j = 0; j < NT; ++j)
+      acc[h][j] = add_block<Q8_0Format>(acc[h][j], s[j], d, _mm256_setzero_ps(),
+                                        token_terms<Q8_0Format>(a.d, a.ds, a.zsum, slot + j));
   }
 }
 
@@ -148,20 +176,21 @@ template <class W>
 struct Block32Products {
   template <int NT>
   static void products(const GemmTile& t, const uint8_t* group, __m256 (&acc)[kHalves][NT]) {
-    const QuantizedActs& a = *t.acts;
+    const ActArrays a{t.acts->qs, t.acts->d, t.acts->ds, t.acts->zsum};
     const int64_t nb = t.cols / kQK;
     const uint8_t* headers = group + nb * W::kCodeBytes;
     for (int h = 0; h < kHalves; ++h)
       for (int j = 0; j < NT; ++j) acc[h][j] = _mm256_setzero_ps();
-    const int64_t slot0 = act_slot(a, t.t0, 0);  // token t0 + j's block b: slot0 + b * kActTileTokens + j
+    const int64_t slot0 = act_slot(*t.acts, t.t0, 0);  // token t0 + j's block b: slot0 + b * kActTileTokens + j
     for (int64_t b = 0; b < nb; ++b) {
       const uint8_t* codes = group + b * W::kCodeBytes;
       prefetch_ahead(codes, W::kCodeBytes, kPrefetchBlocks32 * W::kCodeBytes);
       const int64_t slot = slot0 + b * kActTileTokens;
+      auto& sums = pass_sums<NT>(acc);
       if constexpr (W::kZeroPoint == 128)
-        add_q8_0_block(a, slot, codes, headers + b * W::kHeaderBytes, acc);
+        add_q8_0_block(a, slot, codes, headers + b * W::kHeaderBytes, sums);
       else
-        add_nibble_block<W>(a, slot, codes, headers + b * W::kHeaderBytes, acc);
+        add_nibble_block<W>(a, slot, codes, headers + b * W::kHeaderBytes, sums);
     }
   }
 };

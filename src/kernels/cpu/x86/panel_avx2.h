@@ -109,7 +109,26 @@ DB_PANEL_INLINE void dot8x2_halves(const __m256i (&w)[kHalves][4], const int8_t*
 // The int32 sums of each lane's two int16 values.
 __m256i widen(__m256i s16) { return _mm256_madd_epi16(s16, _mm256_set1_epi16(1)); }
 
-// Stores half h of a tile's results for one token (rows 8h.. of the nr valid).
+// The accumulators of a tile of NT tokens, for one pass of a loop over
+// blocks. From 4 tokens on they outnumber the registers: then they are
+// reached through a pointer the compiler cannot follow, which keeps them in
+// memory between passes (one load and one store per update), where the
+// compiler would otherwise carry them in registers across the loop, spill
+// those, and store every update a second time.
+template <int NT, class T>
+DB_PANEL_INLINE T& pass_sums(T& acc) {
+  if constexpr (NT < 4) {
+    return acc;
+  } else {
+    T* p = &acc;
+    asm("" : "+r"(p));
+    return *p;
+  }
+}
+
+// Stores half h of a tile's results for one token (rows 8h.. of the nr valid;
+// none when nr <= 8h: both halves are computed, a group's padding rows being
+// zero codes, and the masked store touches no memory).
 void store_half(const GemmTile& t, int h, float* y, __m256 v) {
   const int rows = t.nr - 8 * h;
   if (rows >= 8) return _mm256_storeu_ps(y + 8 * h, v);
@@ -117,17 +136,15 @@ void store_half(const GemmTile& t, int h, float* y, __m256 v) {
   _mm256_maskstore_ps(y + 8 * h, m, v);
 }
 
-// Halves of the tile that hold valid rows (both are computed: a group's
-// padding rows are zero codes).
-int halves_of(const GemmTile& t) { return t.nr > 8 ? 2 : 1; }
-
 // P::products<NT>(tile, group, acc) sets acc[h][j] to half h of the group
 // starting at `group` . token t.t0 + j, for j < NT.
 template <class P, int NT>
 void run(const GemmTile& t) {
   __m256 acc[kHalves][NT];
   P::template products<NT>(t, t.w, acc);
-  for (int h = 0; h < halves_of(t); ++h)
+  // Constant bounds: an index known only at run time would give acc a home in
+  // memory, and every update inside the products a second store.
+  for (int h = 0; h < kHalves; ++h)
     for (int j = 0; j < NT; ++j) store_half(t, h, t.y + j * t.ldy, acc[h][j]);
 }
 
@@ -137,7 +154,7 @@ void run_swiglu(const GemmTile& t, const uint8_t* up) {
   __m256 silu[kHalves][NT], u[kHalves][NT];
   P::template products<NT>(t, t.w, silu);
   P::template products<NT>(t, up, u);
-  for (int h = 0; h < halves_of(t); ++h)
+  for (int h = 0; h < kHalves; ++h)  // constant bounds, as in run()
     for (int j = 0; j < NT; ++j) {
       const __m256 g = silu[h][j];
       const __m256 s = _mm256_div_ps(g, _mm256_add_ps(_mm256_set1_ps(1.0f), exp256(_mm256_sub_ps(_mm256_setzero_ps(), g))));

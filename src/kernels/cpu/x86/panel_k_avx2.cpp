@@ -78,24 +78,34 @@ DB_PANEL_INLINE void prefetch_eighth(const uint8_t* codes, int c) {
     _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * l), _MM_HINT_T0);
 }
 
-// Zeroes acc, then calls body(slot, codes, header) for each super-block of the
-// group (the body prefetches ahead, prefetch_eighth per chunk); slot + j is
-// token t0 + j's activation slot in that super-block.
+// The activation arrays the K-quant products read (QuantizedActs' arrays,
+// copied to locals so that stores to the sums cannot alias them).
+struct KActs {
+  const int8_t* qs;
+  const float* d;
+  const int16_t* bsum32;
+  const int32_t* zsum16;
+};
+
+// Zeroes acc, then calls body(acts, slot, codes, header, acc) for each
+// super-block of the group (the body prefetches ahead, prefetch_eighth per
+// chunk); slot + j is token t0 + j's activation slot in that super-block.
 template <class F, int NT, class Body>
 DB_PANEL_INLINE void for_each_super_block(const GemmTile& t, const uint8_t* group, __m256 (&acc)[kHalves][NT],
                                           const Body& body) {
+  const KActs acts{t.acts->qs, t.acts->d, t.acts->bsum32, t.acts->zsum16};
   const int64_t nb = t.cols / 256, slot0 = act_slot(*t.acts, t.t0, 0);
   for (int h = 0; h < kHalves; ++h)
     for (int j = 0; j < NT; ++j) acc[h][j] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* codes = group + b * F::kCodeBytes;
-    body(slot0 + b * kActTileTokens, codes, group + nb * F::kCodeBytes + b * F::kHeaderBytes);
+    body(acts, slot0 + b * kActTileTokens, codes, group + nb * F::kCodeBytes + b * F::kHeaderBytes, pass_sums<NT>(acc));
   }
 }
 
 // acc[h][j] = fma(f[h][j], da, acc[h][j]) with token j's super-block scale da.
 template <int NT>
-DB_PANEL_INLINE void add_super_block(const QuantizedActs& a, int64_t slot, const __m256 (&f)[kHalves][NT],
+DB_PANEL_INLINE void add_super_block(const KActs& a, int64_t slot, const __m256 (&f)[kHalves][NT],
                                      __m256 (&acc)[kHalves][NT]) {
   for (int h = 0; h < kHalves; ++h)
     for (int j = 0; j < NT; ++j) acc[h][j] = _mm256_fmadd_ps(f[h][j], _mm256_set1_ps(a.d[slot + j]), acc[h][j]);
@@ -108,8 +118,8 @@ struct KMinProducts {
   using F = KFormat<T>;
   template <int NT>
   static void products(const GemmTile& t, const uint8_t* group, __m256 (&acc)[kHalves][NT]) {
-    const QuantizedActs& a = *t.acts;
-    for_each_super_block<F>(t, group, acc, [&](int64_t slot, const uint8_t* codes, const uint8_t* header) {
+    for_each_super_block<F>(t, group, acc, [](const KActs& a, int64_t slot, const uint8_t* codes,
+                                              const uint8_t* header, __m256(&acc_sb)[kHalves][NT]) {
       __m256 f[kHalves][NT];
 #pragma GCC unroll 2
       for (int h = 0; h < kHalves; ++h) {
@@ -131,6 +141,7 @@ struct KMinProducts {
       }
       for (int c = 0; c < 8; ++c) {
         prefetch_eighth<F>(codes, c);
+        auto& sums = pass_sums<NT>(f);
         const int8_t* q = a.qs + slot * 256 + 32 * c;  // token j's at + 256 j
         __m256 dsc[kHalves];
         for (int h = 0; h < kHalves; ++h)
@@ -153,11 +164,11 @@ struct KMinProducts {
           for (int h = 0; h < kHalves; ++h) {
             const __m256i s = T == DType::Q4_K ? widen(_mm256_add_epi16(lo[h][j], hi[h]))
                                                : _mm256_add_epi32(lo[h][j], widen(hi[h]));
-            f[h][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), dsc[h], f[h][j]);
+            sums[h][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), dsc[h], sums[h][j]);
           }
         }
       }
-      add_super_block(a, slot, f, acc);
+      add_super_block(a, slot, f, acc_sb);
     });
   }
 };
@@ -166,7 +177,7 @@ struct KMinProducts {
 // sub-block 2c + G of a super-block, part G of its chunk c; the codes'
 // products are added in int16 two at a time (6-bit codes).
 template <int G, int NT>
-DB_PANEL_INLINE void add_q6_k_sub_block(const QuantizedActs& a, int64_t slot, const uint8_t* codes, int c,
+DB_PANEL_INLINE void add_q6_k_sub_block(const KActs& a, int64_t slot, const uint8_t* codes, int c,
                                         const __m256 (&dsc)[kHalves], __m256 (&f)[kHalves][NT]) {
   __m256i w[kHalves][4];
   load_chunk_halves<DType::Q6_K, G>(codes, c, w);
@@ -176,10 +187,12 @@ DB_PANEL_INLINE void add_q6_k_sub_block(const QuantizedActs& a, int64_t slot, co
     __m256i p01[kHalves], p23[kHalves];
     dot8x2_halves(w, q + 256 * j, p01, p23);
     const __m256i zsum16 = _mm256_set1_epi32(a.zsum16[(slot + j) * 16 + 2 * c + G]);
+    __m256 r[kHalves];
     for (int h = 0; h < kHalves; ++h) {
       const __m256i s = _mm256_add_epi32(_mm256_add_epi32(zsum16, widen(p01[h])), widen(p23[h]));
-      f[h][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), dsc[h], f[h][j]);
+      r[h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), dsc[h], f[h][j]);
     }
+    for (int h = 0; h < kHalves; ++h) f[h][j] = r[h];
   }
 }
 
@@ -190,13 +203,14 @@ struct Q6KProducts {
   using F = KFormat<DType::Q6_K>;
   template <int NT>
   static void products(const GemmTile& t, const uint8_t* group, __m256 (&acc)[kHalves][NT]) {
-    const QuantizedActs& a = *t.acts;
-    for_each_super_block<F>(t, group, acc, [&](int64_t slot, const uint8_t* codes, const uint8_t* header) {
+    for_each_super_block<F>(t, group, acc, [](const KActs& a, int64_t slot, const uint8_t* codes,
+                                              const uint8_t* header, __m256(&acc_sb)[kHalves][NT]) {
       __m256 f[kHalves][NT];
       for (int h = 0; h < kHalves; ++h)
         for (int j = 0; j < NT; ++j) f[h][j] = _mm256_setzero_ps();
       for (int c = 0; c < 8; ++c) {
         prefetch_eighth<F>(codes, c);
+        auto& sums = pass_sums<NT>(f);
         __m256 dsc[2][kHalves];  // [sub-block 2c + g][half]
         for (int h = 0; h < kHalves; ++h) {
           const __m256 d = load_halves(header + 16 * h);
@@ -205,10 +219,10 @@ struct Q6KProducts {
           dsc[0][h] = scaled_d(d, _mm256_srai_epi32(_mm256_slli_epi32(pair, 16), 16));
           dsc[1][h] = scaled_d(d, _mm256_srai_epi32(pair, 16));
         }
-        add_q6_k_sub_block<0>(a, slot, codes, c, dsc[0], f);
-        add_q6_k_sub_block<1>(a, slot, codes, c, dsc[1], f);
+        add_q6_k_sub_block<0>(a, slot, codes, c, dsc[0], sums);
+        add_q6_k_sub_block<1>(a, slot, codes, c, dsc[1], sums);
       }
-      add_super_block(a, slot, f, acc);
+      add_super_block(a, slot, f, acc_sb);
     });
   }
 };
