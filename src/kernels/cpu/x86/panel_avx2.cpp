@@ -1,11 +1,9 @@
 // AVX2 Panels16 kernels for 32-element blocks (layout and formula:
 // kernels/cpu/panels.h; the AVX2 scheme: panel_avx2.h). A block's dot products
-// for one token and 8 rows are 8 vpmaddubsw added in int16 and one vpmaddwd;
-// 4-bit codes share each activation broadcast between the two halves.
-// Q8_0's 8-bit codes (q + 128, up to 255) would overflow vpmaddubsw's int16
-// sums, so its codes are split into nibbles, code = 16 hi + lo, and the dot
-// product is dot(lo) + 16 (dot(hi) + zsum): twice the multiplies, the same
-// integer.
+// for one token and 8 rows are 8 vpmaddubsw added in int16 and one vpmaddwd,
+// each activation broadcast serving both halves. Q8_0's 8-bit codes (q + 128,
+// up to 255) would overflow vpmaddubsw's int16 sums, so they are split into
+// nibbles (add_q8_0_block).
 #if defined(__x86_64__)
 #include "kernels/cpu/x86/panel_avx2.h"
 #include "kernels/quant_blocks.h"
@@ -31,55 +29,6 @@ struct Q8_0Format {
   static constexpr bool kHasMin = false;
   static constexpr int64_t kCodeBytes = 512, kHeaderBytes = 32;
 };
-
-// vpmaddubsw of codes w with the 4 activation bytes at p broadcast: the int16
-// sums of each lane's 2 pairs of products. One asm block for the broadcast and
-// the multiply: written as intrinsics, the compiler issues the broadcasts far
-// ahead and passes every one through the stack.
-DB_PANEL_INLINE __m256i maddubs_broadcast(__m256i w, const int8_t* p) {
-  __m256i r;
-  asm("vpbroadcastd %1, %0\n\tvpmaddubsw %0, %2, %0" : "=&x"(r) : "m"(*reinterpret_cast<const int32_t*>(p)), "x"(w));
-  return r;
-}
-
-// The int16 sums of the 8 registers of one of a Q8_0 block's nibble planes
-// (w[i]: elements 4i..4i+3) with the token's activation bytes q[0..32).
-DB_PANEL_INLINE __m256i dot16(const __m256i (&w)[8], const int8_t* q) {
-  __m256i s = maddubs_broadcast(w[0], q);
-#pragma GCC unroll 8
-  for (int i = 1; i < 8; ++i) s = _mm256_add_epi16(s, maddubs_broadcast(w[i], q + 4 * i));
-  return s;
-}
-
-// Half h of a Q8_0 chunk's codes, nibble Shift (0: low, 4: high) of each byte:
-// register i holds elements 4i..4i+3 of each of the half's 8 rows.
-template <int Shift>
-DB_PANEL_INLINE void load_byte_nibbles(const uint8_t* codes, int h, __m256i (&c)[8]) {
-  const __m256i low4 = _mm256_set1_epi8(0x0F);
-  for (int i = 0; i < 8; ++i) {
-    const __m256i v = load256(codes + 64 * i + 32 * h);
-    c[i] = _mm256_and_si256(Shift == 0 ? v : _mm256_srli_epi16(v, Shift), low4);
-  }
-}
-
-// The integer dot products of half h of a Q8_0 block with tokens j < NT, the
-// zero-point terms included: s[j] for the token whose activation bytes are at
-// q + j * kQK and whose zsum (-8 * sum(a)) is zsum[j]. dot = dot(lo) +
-// 16 * (dot(hi) + zsum); each nibble's 8 vpmaddubsw stay below 32768
-// (15 * 128 * 2 * 8).
-template <int NT>
-DB_PANEL_INLINE void q8_0_dots(const uint8_t* codes, int h, const int8_t* q, const int32_t* zsum, __m256i (&s)[NT]) {
-  __m256i w[8];
-  load_byte_nibbles<0>(codes, h, w);
-#pragma GCC unroll 16
-  for (int j = 0; j < NT; ++j) s[j] = widen(dot16(w, q + j * kQK));
-  load_byte_nibbles<4>(codes, h, w);
-#pragma GCC unroll 16
-  for (int j = 0; j < NT; ++j) {
-    const __m256i hi = _mm256_add_epi32(widen(dot16(w, q + j * kQK)), _mm256_set1_epi32(zsum[j]));
-    s[j] = _mm256_add_epi32(s[j], _mm256_slli_epi32(hi, 4));
-  }
-}
 
 // How many blocks ahead of the one being computed its codes are prefetched.
 constexpr int64_t kPrefetchBlocks32 = 8;
@@ -134,10 +83,10 @@ DB_PANEL_INLINE void add_nibble_block(const ActArrays& a, int64_t slot, const ui
                                       __m256 (&acc)[kHalves][NT]) {
   const int8_t* q = a.qs + slot * kQK;
   __m256i lo[kHalves][NT], w[kHalves][4];
-  for (int h = 0; h < kHalves; ++h) load_nibbles_part<0>(codes, h, w[h]);
+  for (int h = 0; h < kHalves; ++h) load_nibble_regs<0>(codes, h, w[h]);
 #pragma GCC unroll 16
   for (int j = 0; j < NT; ++j) dot16_halves(w, q + j * kQK, lo[0][j], lo[1][j]);
-  for (int h = 0; h < kHalves; ++h) load_nibbles_part<1>(codes, h, w[h]);
+  for (int h = 0; h < kHalves; ++h) load_nibble_regs<4>(codes, h, w[h]);
   __m256 d[kHalves], m[kHalves];
   for (int h = 0; h < kHalves; ++h) {
     d[h] = load_halves(header + 16 * h);
@@ -155,19 +104,48 @@ DB_PANEL_INLINE void add_nibble_block(const ActArrays& a, int64_t slot, const ui
   }
 }
 
-// Adds a Q8_0 block to acc for tokens slot .. slot + NT - 1, half by half.
+// The int32 dot products of one nibble plane (Shift 0: low, 4: high) of a
+// Q8_0 block with tokens j < NT, both halves: dot[h][j]. The plane's 8
+// registers in two parts of 4 (elements 0..15, then 16..31), their int16 sums
+// kept in between; 8 vpmaddubsw of nibbles stay below 32768 (15 * 128 * 2 * 8).
+template <int Shift, int NT>
+DB_PANEL_INLINE void q8_0_plane_dots(const uint8_t* codes, const int8_t* q, __m256i (&dot)[kHalves][NT]) {
+  __m256i part[kHalves][NT], w[kHalves][4];
+  for (int h = 0; h < kHalves; ++h) load_nibble_regs<Shift>(codes, h, w[h]);
+#pragma GCC unroll 16
+  for (int j = 0; j < NT; ++j) dot16_halves(w, q + j * kQK, part[0][j], part[1][j]);
+  for (int h = 0; h < kHalves; ++h) load_nibble_regs<Shift>(codes + 256, h, w[h]);
+#pragma GCC unroll 16
+  for (int j = 0; j < NT; ++j) {
+    __m256i rest[kHalves];
+    dot16_halves(w, q + j * kQK + 16, rest[0], rest[1]);
+    for (int h = 0; h < kHalves; ++h) dot[h][j] = widen(_mm256_add_epi16(part[h][j], rest[h]));
+  }
+}
+
+// Adds a Q8_0 block to acc for tokens slot .. slot + NT - 1. Its codes (q +
+// 128, up to 255) are split into nibbles, code = 16 hi + lo, and the dot
+// product is dot(lo) + 16 (dot(hi) + zsum): twice the multiplies of a 4-bit
+// block, the same integer as the VNNI kernel's.
 template <int NT>
 DB_PANEL_INLINE void add_q8_0_block(const ActArrays& a, int64_t slot, const uint8_t* codes, const uint8_t* header,
                                     __m256 (&acc)[kHalves][NT]) {
-#pragma GCC unroll 2
-  for (int h = 0; h < kHalves; ++h) {
-    __m256i s[NT];
-    q8_0_dots(codes, h, a.qs + slot * kQK, a.zsum + slot, s);
-    const __m256 d = load_halves(header + 16 * h);
+  const int8_t* q = a.qs + slot * kQK;
+  __m256i lo[kHalves][NT], hi[kHalves][NT];
+  q8_0_plane_dots<0>(codes, q, lo);
+  q8_0_plane_dots<4>(codes, q, hi);
+  __m256 d[kHalves];
+  for (int h = 0; h < kHalves; ++h) d[h] = load_halves(header + 16 * h);
 #pragma GCC unroll 16
-    for (int j = 0; j < NT; ++j)
-      acc[h][j] = add_block<Q8_0Format>(acc[h][j], s[j], d, _mm256_setzero_ps(),
-                                        token_terms<Q8_0Format>(a.d, a.ds, a.zsum, slot + j));
+  for (int j = 0; j < NT; ++j) {
+    const __m256i zsum = _mm256_set1_epi32(a.zsum[slot + j]);
+    const TokenTerms tt = token_terms<Q8_0Format>(a.d, a.ds, a.zsum, slot + j);
+    __m256 r[kHalves];
+    for (int h = 0; h < kHalves; ++h) {
+      const __m256i s = _mm256_add_epi32(lo[h][j], _mm256_slli_epi32(_mm256_add_epi32(hi[h][j], zsum), 4));
+      r[h] = add_block<Q8_0Format>(acc[h][j], s, d[h], _mm256_setzero_ps(), tt);
+    }
+    for (int h = 0; h < kHalves; ++h) acc[h][j] = r[h];
   }
 }
 

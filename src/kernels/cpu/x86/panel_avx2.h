@@ -32,14 +32,15 @@ namespace {
 
 constexpr int kHalves = 2;
 
-// Nibble plane Part (0: low, 1: high) of half h of a 32-element chunk's 4-bit
-// codes: w[i] holds elements 16 Part + 4i .. +3 of each of the half's 8 rows.
-template <int Part>
-DB_PANEL_INLINE void load_nibbles_part(const uint8_t* codes, int h, __m256i (&w)[4]) {
+// Nibble Shift (0: low, 4: high) of half h of the 4 64-byte code registers
+// at regs: w[i] holds 4 nibbles of each of the half's 8 rows. For a 32-element
+// chunk of 4-bit codes, elements 4i..4i+3 (Shift 0) or 16+4i..16+4i+3 (Shift 4).
+template <int Shift>
+DB_PANEL_INLINE void load_nibble_regs(const uint8_t* regs, int h, __m256i (&w)[4]) {
   const __m256i low4 = _mm256_set1_epi8(0x0F);
   for (int i = 0; i < 4; ++i) {
-    const __m256i v = load256(codes + 64 * i + 32 * h);
-    w[i] = _mm256_and_si256(Part == 0 ? v : _mm256_srli_epi16(v, 4), low4);
+    const __m256i v = load256(regs + 64 * i + 32 * h);
+    w[i] = _mm256_and_si256(Shift == 0 ? v : _mm256_srli_epi16(v, Shift), low4);
   }
 }
 

@@ -34,7 +34,7 @@ __m256i move_bits(__m256i v) {
 // of each of the half's rows.
 template <DType T, int P>
 DB_PANEL_INLINE void load_chunk_part(const uint8_t* codes, int c, int h, __m256i (&w)[4]) {
-  load_nibbles_part<P>(codes + 256 * c, h, w);
+  load_nibble_regs<4 * P>(codes + 256 * c, h, w);
   if constexpr (T == DType::Q5_K) {  // bit 4 of element 4i + k: bit 4P + i of the high-bit byte
     const __m256i hb = load256(codes + kKLowBytes + 64 * c + 32 * h), bit4 = _mm256_set1_epi8(0x10);
     w[0] = and_or(move_bits<4 * P + 0, 4>(hb), bit4, w[0]);
