@@ -10,9 +10,9 @@
 // several of those are added in int16 while they cannot overflow, and one
 // vpmaddwd by 1 turns the int16 pairs into the lane's int32 dot product. The
 // broadcast of the activation bytes costs about as much as the multiply, so
-// the 4-bit and K-quant kernels work on both halves at once, 16 elements at a
-// time (8 code registers, each broadcast serving two vpmaddubsw): every
-// token's first 16 elements, then its last 16. The integers are the VNNI
+// the kernels work on both halves at once, 16 elements at a time (8 code
+// registers, each broadcast serving two vpmaddubsw): every token's first 16
+// elements, then its last 16. The integers are the VNNI
 // kernels' exactly, and the float operations are the same in the same order
 // (kernels/cpu/panels.h), so every bit agrees.
 #pragma once
@@ -143,8 +143,7 @@ template <class P, int NT>
 void run(const GemmTile& t) {
   __m256 acc[kHalves][NT];
   P::template products<NT>(t, t.w, acc);
-  // Constant bounds: an index known only at run time would give acc a home in
-  // memory, and every update inside the products a second store.
+  // Both halves (one without valid rows stores nothing): constant bounds.
   for (int h = 0; h < kHalves; ++h)
     for (int j = 0; j < NT; ++j) store_half(t, h, t.y + j * t.ldy, acc[h][j]);
 }
