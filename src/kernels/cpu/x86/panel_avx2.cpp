@@ -48,13 +48,20 @@ struct TokenTerms {
   __m256i zsum;
 };
 
-// Token terms of activation slot `slot` (the pointers: QuantizedActs' arrays,
-// copied to locals so that stores to the accumulators cannot alias them).
+// The activation arrays a block's products read: QuantizedActs' arrays,
+// copied to locals so that stores to the accumulators cannot alias them.
+struct ActArrays {
+  const int8_t* qs;
+  const float *d, *ds;
+  const int32_t* zsum;
+};
+
+// The terms of activation slot `slot`.
 template <class W>
-DB_PANEL_INLINE TokenTerms token_terms(const float* d, const float* ds, const int32_t* zsum, int64_t slot) {
-  TokenTerms t{_mm256_set1_ps(d[slot]), _mm256_setzero_ps(), _mm256_setzero_si256()};
-  if constexpr (W::kHasMin) t.ds = _mm256_set1_ps(ds[slot]);
-  if constexpr (W::kZeroPoint == 8) t.zsum = _mm256_set1_epi32(zsum[slot]);
+DB_PANEL_INLINE TokenTerms token_terms(const ActArrays& a, int64_t slot) {
+  TokenTerms t{_mm256_set1_ps(a.d[slot]), _mm256_setzero_ps(), _mm256_setzero_si256()};
+  if constexpr (W::kHasMin) t.ds = _mm256_set1_ps(a.ds[slot]);
+  if constexpr (W::kZeroPoint == 8) t.zsum = _mm256_set1_epi32(a.zsum[slot]);
   return t;
 }
 
@@ -67,13 +74,6 @@ DB_PANEL_INLINE __m256 add_block(__m256 acc, __m256i s, __m256 d, __m256 m, cons
   if constexpr (W::kHasMin) acc = _mm256_fmadd_ps(m, tt.ds, acc);
   return _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(d, tt.d), acc);
 }
-
-// The activation arrays a block's products read.
-struct ActArrays {
-  const int8_t* qs;
-  const float *d, *ds;
-  const int32_t* zsum;
-};
 
 // Adds a block of 4-bit format W to acc for tokens slot .. slot + NT - 1: the
 // elements 0..15 of every token first, their int16 sums kept, then 16..31, so
@@ -96,7 +96,7 @@ DB_PANEL_INLINE void add_nibble_block(const ActArrays& a, int64_t slot, const ui
   for (int j = 0; j < NT; ++j) {
     __m256i hi[kHalves];
     dot16_halves(w, q + j * kQK + 16, hi[0], hi[1]);
-    const TokenTerms tt = token_terms<W>(a.d, a.ds, a.zsum, slot + j);
+    const TokenTerms tt = token_terms<W>(a, slot + j);
     __m256 r[kHalves];
     for (int h = 0; h < kHalves; ++h)
       r[h] = add_block<W>(acc[h][j], widen(_mm256_add_epi16(lo[h][j], hi[h])), d[h], m[h], tt);
@@ -139,7 +139,7 @@ DB_PANEL_INLINE void add_q8_0_block(const ActArrays& a, int64_t slot, const uint
 #pragma GCC unroll 16
   for (int j = 0; j < NT; ++j) {
     const __m256i zsum = _mm256_set1_epi32(a.zsum[slot + j]);
-    const TokenTerms tt = token_terms<Q8_0Format>(a.d, a.ds, a.zsum, slot + j);
+    const TokenTerms tt = token_terms<Q8_0Format>(a, slot + j);
     __m256 r[kHalves];
     for (int h = 0; h < kHalves; ++h) {
       const __m256i s = _mm256_add_epi32(lo[h][j], _mm256_slli_epi32(_mm256_add_epi32(hi[h][j], zsum), 4));
