@@ -8,7 +8,9 @@
 // key and value loads. A query's 16 scores are two registers (keys 0-7 and
 // 8-15); its softmax state is a reference maximum m and per-lane sums of
 // exp(score - m), so the only horizontal work per chunk is a compare, and a
-// max when m moves. Exponentials are exp256 (exp_avx2.h), 8 lanes at a time.
+// max when m moves. Exponentials are exp256_from_minus_87 (exp_avx2.h), 8 lanes
+// at a time: a weight under e^-87 counts as e^-87, next to the weight 1 of the
+// score that set m.
 //
 // Scores have one layout at every batch size: each query multiplies the key
 // rows, two keys at a time, and the 8-lane partial vectors are reduced by a
@@ -116,7 +118,8 @@ DB_INLINE void scores_rows(const float* const* q, const float* keys, int dpad, i
     for (int b = 0; b < nb; ++b) {
       const __m256 ka = _mm256_load_ps(k0 + 8 * b), kb = _mm256_load_ps(k1 + 8 * b);
       for (int n = 0; n < NQ; ++n) {
-        const __m256 qv = _mm256_load_ps(q[n] + 8 * b);
+        __m256 qv = _mm256_load_ps(q[n] + 8 * b);
+        asm("" : "+x"(qv));  // one load serves both keys (GCC folds it into each FMA otherwise)
         c[n][0] = _mm256_fmadd_ps(qv, ka, c[n][0]);
         c[n][1] = _mm256_fmadd_ps(qv, kb, c[n][1]);
       }
@@ -244,14 +247,14 @@ DB_INLINE void fold_block(const TileScratch& ts, const int32_t* qi, const int32_
       ts.m[qi[n]] = std::max(hmax_ps(_mm256_max_ps(s[n][0], s[n][1])), m_old);
       diff[n] = m_old - ts.m[qi[n]];
     }
-    _mm256_store_ps(corr, exp256(_mm256_load_ps(diff)));
+    _mm256_store_ps(corr, exp256_from_minus_87(_mm256_load_ps(diff)));
   }
   float* acc[NQ];
   for (int n = 0; n < NQ; ++n) {
     const __m256 m = _mm256_set1_ps(ts.m[qi[n]]);
     float* l = ts.lsum + static_cast<int64_t>(qi[n]) * 16;
     for (int h = 0; h < 2; ++h) {
-      const __m256 p = _mm256_and_ps(live[n][h], exp256(_mm256_sub_ps(s[n][h], m)));
+      const __m256 p = _mm256_and_ps(live[n][h], exp256_from_minus_87(_mm256_sub_ps(s[n][h], m)));
       _mm256_store_ps(ts.p + 16 * n + 8 * h, p);
       const __m256 l_old = _mm256_load_ps(l + 8 * h);
       _mm256_store_ps(l + 8 * h,
@@ -353,7 +356,9 @@ void attention_tile_avx2(const AttentionOps&, const AttentionTile& t) {
     const __m256 inv_l = _mm256_set1_ps(1.0f / hsum_ps(_mm256_add_ps(_mm256_load_ps(l), _mm256_load_ps(l + 8))));
     const float* a = ts.acc + static_cast<int64_t>(i) * dpad;
     float* o = t.out + (static_cast<int64_t>(row) * qs.n_heads + h) * d;
-    for (int c = 0; c < d; c += 8)
+    int c = 0;
+    for (; c + 8 <= d; c += 8) _mm256_storeu_ps(o + c, _mm256_mul_ps(_mm256_load_ps(a + c), inv_l));
+    if (c < d)  // a masked store only for the tail: on some cores (AMD) it is many times a plain store's cost
       _mm256_maskstore_ps(o + c, _mm256_castps_si256(first_lanes(d - c)), _mm256_mul_ps(_mm256_load_ps(a + c), inv_l));
   }
 }
