@@ -5,7 +5,9 @@
 // registers. Per chunk of 16 keys and per kv head, the tile converts the keys
 // and values to f32 once; then every query of the tile that reaches the chunk
 // (rows x group heads) is folded in, up to four at a time so that they share
-// key and value loads. A query's 16 scores are two registers (keys 0-7 and
+// key and value loads. Where no more than four queries reach the chunk (a
+// decode step), they read the F16 cache rows in place instead, converting
+// each piece as they use it (read_f16_in_place): the same floats. A query's 16 scores are two registers (keys 0-7 and
 // 8-15); its softmax state is a reference maximum m and per-lane sums of
 // exp(score - m), so the only horizontal work per chunk is a compare, and a
 // max when m moves. Exponentials are exp256_from_minus_87 (exp_avx2.h), 8 lanes
@@ -84,6 +86,30 @@ void load_rows(const void* base, DType dtype, const int64_t* slots, int n_rows, 
   }
 }
 
+// A chunk's 16 key (or value) rows as the fold reads them: converted f32 rows
+// of the scratch (stride dpad), or, with F16 set, the cache's F16 rows
+// themselves, `stride` elements apart (one block holds the whole chunk), each
+// 8-value piece converted where it is used. Both give the same floats.
+template <bool F16>
+struct ChunkRows {
+  const void* base;
+  int64_t stride;  // elements from one row to the next
+  // Values 8b .. 8b + 7 of row r.
+  DB_INLINE __m256 load8(int r, int b) const {
+    if constexpr (F16)
+      return _mm256_cvtph_ps(load128(static_cast<const uint16_t*>(base) + r * stride + 8 * b));
+    else
+      return _mm256_load_ps(static_cast<const float*>(base) + r * stride + 8 * b);
+  }
+  // The rows from value `offset` on (a multiple of 8).
+  DB_INLINE ChunkRows from(int offset) const {
+    if constexpr (F16)
+      return {static_cast<const uint16_t*>(base) + offset, stride};
+    else
+      return {static_cast<const float*>(base) + offset, stride};
+  }
+};
+
 // The tree of the file comment, in three steps. pair(a, b), per 128-bit half:
 // [a0+a2, b0+b2, a1+a3, b1+b3] (lane indices within the half).
 DB_INLINE __m256 pair_sum(__m256 a, __m256 b) {
@@ -99,11 +125,13 @@ DB_INLINE __m256 halves_sum(__m256 u0, __m256 u1) {
   return _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20), _mm256_permute2f128_ps(u0, u1, 0x31));
 }
 
-// Unscaled scores of NQ queries against the 16 key rows (stride dpad, zero
-// padded): s[n][h] holds keys 8h .. 8h+7 of query n. Key pairs from n_keys on
-// are skipped (their lanes are 0). NB: dpad / 8 when known at compile time, else 0.
-template <int NQ, int NB>
-DB_INLINE void scores_rows(const float* const* q, const float* keys, int dpad, int n_keys, __m256 (*s)[2]) {
+// Unscaled scores of NQ queries against the chunk's 16 key rows: s[n][h]
+// holds keys 8h .. 8h+7 of query n. Key pairs from n_keys on are skipped
+// (their lanes are 0); the odd key of the pair n_keys falls in is read whatever
+// it holds, its lane masked by the caller. NB: dpad / 8 when known at compile
+// time, else 0.
+template <int NQ, int NB, bool F16>
+DB_INLINE void scores_rows(const float* const* q, const ChunkRows<F16>& keys, int dpad, int n_keys, __m256 (*s)[2]) {
   const int nb = NB > 0 ? NB : dpad / 8;
   __m256 t[NQ][8];  // pair_sum of keys 2p, 2p+1
   for (int p = 0; p < 8; ++p) {
@@ -111,12 +139,10 @@ DB_INLINE void scores_rows(const float* const* q, const float* keys, int dpad, i
       for (int n = 0; n < NQ; ++n) t[n][p] = _mm256_setzero_ps();
       continue;
     }
-    const float* k0 = keys + 2 * p * dpad;
-    const float* k1 = k0 + dpad;
     __m256 c[NQ][2];
     for (int n = 0; n < NQ; ++n) c[n][0] = c[n][1] = _mm256_setzero_ps();
     for (int b = 0; b < nb; ++b) {
-      const __m256 ka = _mm256_load_ps(k0 + 8 * b), kb = _mm256_load_ps(k1 + 8 * b);
+      const __m256 ka = keys.load8(2 * p, b), kb = keys.load8(2 * p + 1, b);
       for (int n = 0; n < NQ; ++n) {
         __m256 qv = _mm256_load_ps(q[n] + 8 * b);
         asm("" : "+x"(qv));  // one load serves both keys (GCC folds it into each FMA otherwise)
@@ -141,8 +167,8 @@ enum class Reach {
 
 // acc[n][8b ..) = acc[n] * corr[n] + sum_{j < keys(n)} p[n][j] * values[j],
 // for NB 8-float blocks (corr null: all 1), keys in increasing j.
-template <int NQ, int NB, Reach R>
-DB_INLINE void accumulate_values(float* const* acc, const float* corr, const float* p, const float* values, int dpad,
+template <int NQ, int NB, Reach R, bool F16>
+DB_INLINE void accumulate_values(float* const* acc, const float* corr, const float* p, const ChunkRows<F16>& values,
                                  int n_keys, const int32_t* valid) {
   const int nk = R == Reach::kAll ? 16 : n_keys;
   __m256 a[NQ][NB];
@@ -153,7 +179,7 @@ DB_INLINE void accumulate_values(float* const* acc, const float* corr, const flo
     }
   for (int j = 0; j < nk; ++j) {
     __m256 v[NB];
-    for (int b = 0; b < NB; ++b) v[b] = _mm256_load_ps(values + j * dpad + 8 * b);
+    for (int b = 0; b < NB; ++b) v[b] = values.load8(j, b);
     for (int n = 0; n < NQ; ++n) {
       const __m256 w = _mm256_broadcast_ss(p + 16 * n + j);
       if (R == Reach::kRagged) {
@@ -169,18 +195,18 @@ DB_INLINE void accumulate_values(float* const* acc, const float* corr, const flo
 }
 
 // accumulate_values over all dpad / 8 blocks, at most NB at a time.
-template <int NQ, int NB, Reach R>
-void accumulate_all(float* const* acc, const float* corr, const float* p, const float* values, int dpad, int n_keys,
-                    const int32_t* valid) {
+template <int NQ, int NB, Reach R, bool F16>
+void accumulate_all(float* const* acc, const float* corr, const float* p, const ChunkRows<F16>& values, int dpad,
+                    int n_keys, const int32_t* valid) {
   float* part[NQ];
   for (int b0 = 0; b0 < dpad; b0 += 8 * NB) {
     for (int n = 0; n < NQ; ++n) part[n] = acc[n] + b0;
-    const float* v = values + b0;
+    const ChunkRows<F16> v = values.from(b0);
     switch (std::min(NB, (dpad - b0) / 8)) {
-      case 4: accumulate_values<NQ, NB >= 4 ? 4 : 1, R>(part, corr, p, v, dpad, n_keys, valid); break;
-      case 3: accumulate_values<NQ, NB >= 3 ? 3 : 1, R>(part, corr, p, v, dpad, n_keys, valid); break;
-      case 2: accumulate_values<NQ, 2, R>(part, corr, p, v, dpad, n_keys, valid); break;
-      default: accumulate_values<NQ, 1, R>(part, corr, p, v, dpad, n_keys, valid); break;
+      case 4: accumulate_values<NQ, NB >= 4 ? 4 : 1, R>(part, corr, p, v, n_keys, valid); break;
+      case 3: accumulate_values<NQ, NB >= 3 ? 3 : 1, R>(part, corr, p, v, n_keys, valid); break;
+      case 2: accumulate_values<NQ, 2, R>(part, corr, p, v, n_keys, valid); break;
+      default: accumulate_values<NQ, 1, R>(part, corr, p, v, n_keys, valid); break;
     }
   }
 }
@@ -200,9 +226,10 @@ struct TileScratch {
   int32_t* vlist;  // [n_q] how many of its keys each reaches
 };
 
-// Folds the current chunk into NQ queries qi[] that reach valid[] of its keys.
-template <int NQ>
-DB_INLINE void fold_block(const TileScratch& ts, const int32_t* qi, const int32_t* valid, float scale) {
+// Folds the current chunk (keys, values) into NQ queries qi[] that reach valid[] of its keys.
+template <int NQ, bool F16>
+DB_INLINE void fold_block(const TileScratch& ts, const ChunkRows<F16>& keys, const ChunkRows<F16>& values,
+                          const int32_t* qi, const int32_t* valid, float scale) {
   const int dpad = ts.dpad;
   const float* q[NQ];
   int n_keys = 0;
@@ -214,11 +241,11 @@ DB_INLINE void fold_block(const TileScratch& ts, const int32_t* qi, const int32_
   }
   __m256 s[NQ][2];
   if (dpad == 64)
-    scores_rows<NQ, 8>(q, ts.keys, dpad, n_keys, s);
+    scores_rows<NQ, 8>(q, keys, dpad, n_keys, s);
   else if (dpad == 128)
-    scores_rows<NQ, 16>(q, ts.keys, dpad, n_keys, s);
+    scores_rows<NQ, 16>(q, keys, dpad, n_keys, s);
   else
-    scores_rows<NQ, 0>(q, ts.keys, dpad, n_keys, s);
+    scores_rows<NQ, 0>(q, keys, dpad, n_keys, s);
 
   // Query n's reference maximum m moves only when one of its scores exceeds it
   // by more than kRescaleSlack (always on its first chunk, where m = -inf);
@@ -265,23 +292,34 @@ DB_INLINE void fold_block(const TileScratch& ts, const int32_t* qi, const int32_
   const float* c = any_moved ? corr : nullptr;
   constexpr int NB = NQ >= 3 ? 3 : 4;  // 8-float value blocks per pass: NQ * NB accumulators
   if (ragged)
-    accumulate_all<NQ, NB, Reach::kRagged>(acc, c, ts.p, ts.values, dpad, n_keys, valid);
+    accumulate_all<NQ, NB, Reach::kRagged>(acc, c, ts.p, values, dpad, n_keys, valid);
   else if (n_keys == 16)
-    accumulate_all<NQ, NB, Reach::kAll>(acc, c, ts.p, ts.values, dpad, n_keys, valid);
+    accumulate_all<NQ, NB, Reach::kAll>(acc, c, ts.p, values, dpad, n_keys, valid);
   else
-    accumulate_all<NQ, NB, Reach::kSame>(acc, c, ts.p, ts.values, dpad, n_keys, valid);
+    accumulate_all<NQ, NB, Reach::kSame>(acc, c, ts.p, values, dpad, n_keys, valid);
 }
 
 // Folds the current chunk into the n queries qi[] reaching valid[] of its keys, four at a time.
-void fold(const TileScratch& ts, const int32_t* qi, const int32_t* valid, int n, float scale) {
+template <bool F16>
+void fold(const TileScratch& ts, const ChunkRows<F16>& keys, const ChunkRows<F16>& values, const int32_t* qi,
+          const int32_t* valid, int n, float scale) {
   int i = 0;
-  for (; i + kBlockQ <= n; i += kBlockQ) fold_block<kBlockQ>(ts, qi + i, valid + i, scale);
+  for (; i + kBlockQ <= n; i += kBlockQ) fold_block<kBlockQ>(ts, keys, values, qi + i, valid + i, scale);
   switch (n - i) {
-    case 3: fold_block<3>(ts, qi + i, valid + i, scale); break;
-    case 2: fold_block<2>(ts, qi + i, valid + i, scale); break;
-    case 1: fold_block<1>(ts, qi + i, valid + i, scale); break;
+    case 3: fold_block<3>(ts, keys, values, qi + i, valid + i, scale); break;
+    case 2: fold_block<2>(ts, keys, values, qi + i, valid + i, scale); break;
+    case 1: fold_block<1>(ts, keys, values, qi + i, valid + i, scale); break;
     default: break;
   }
+}
+
+// Whether the chunk is read straight from an F16 cache: when at most one block
+// of queries reaches it (decode), converting its rows first costs more than
+// converting each piece where it is used. Needs whole 8-value pieces and the
+// chunk's 16 slots consecutive (within one block).
+bool read_f16_in_place(const PagedKVLayer& kv, int n_queries, const int64_t* slots, int n_keys, int block_size) {
+  return kv.dtype == DType::F16 && kv.head_dim % 8 == 0 && n_queries <= kBlockQ && block_size % kKeysPerChunk == 0 &&
+         slots[n_keys - 1] == slots[0] + n_keys - 1;
 }
 
 // Sets up the tile's scratch: zeroed buffers, padded queries, m = -inf. The
@@ -335,8 +373,6 @@ void attention_tile_avx2(const AttentionOps&, const AttentionTile& t) {
                      std::min(kKeysPerChunk, max_pos + 1 - first - kKeysPerChunk));
     chunk_slots(table, qs.block_size, first, n_keys, slots);
     for (int h = 0; h < n_heads_item; ++h) {
-      load_rows(kv.k, kv.dtype, slots, n_keys, kv.n_kv_heads, it.kv_begin + h, d, dpad, ts.keys);
-      load_rows(kv.v, kv.dtype, slots, n_keys, kv.n_kv_heads, it.kv_begin + h, d, dpad, ts.values);
       int n = 0;
       for (int32_t row = it.row_begin; row < it.row_end; ++row) {
         const int v = std::min(kKeysPerChunk, qs.positions[row] + 1 - first);
@@ -345,7 +381,17 @@ void attention_tile_avx2(const AttentionOps&, const AttentionTile& t) {
           ts.vlist[n] = v;
         }
       }
-      fold(ts, ts.qlist, ts.vlist, n, qs.scale);
+      const int head = it.kv_begin + h;
+      if (read_f16_in_place(kv, n, slots, n_keys, qs.block_size)) {
+        const int64_t row0 = (slots[0] * kv.n_kv_heads + head) * d, stride = int64_t{kv.n_kv_heads} * d;
+        const ChunkRows<true> keys{static_cast<const uint16_t*>(kv.k) + row0, stride};
+        const ChunkRows<true> values{static_cast<const uint16_t*>(kv.v) + row0, stride};
+        fold(ts, keys, values, ts.qlist, ts.vlist, n, qs.scale);
+        continue;
+      }
+      load_rows(kv.k, kv.dtype, slots, n_keys, kv.n_kv_heads, head, d, dpad, ts.keys);
+      load_rows(kv.v, kv.dtype, slots, n_keys, kv.n_kv_heads, head, d, dpad, ts.values);
+      fold(ts, ChunkRows<false>{ts.keys, dpad}, ChunkRows<false>{ts.values, dpad}, ts.qlist, ts.vlist, n, qs.scale);
     }
   }
 
