@@ -46,8 +46,8 @@ static inline __m256 exp256(__m256 x) {
 
 // exp(max(x, -87)) for x <= 88 (or -inf): exp256's bits wherever x >= -87,
 // with one scaling multiply where exp256 has two, since 2^k stays normal.
-// For weights that are summed with others of at least e^-87 (softmax), where
-// flushing the smaller ones up to e^-87 (~1.6e-38) changes no sum.
+// For softmax weights next to a largest weight of about 1: raising the ones
+// under e^-87 to e^-87 (~1.6e-38) leaves the sum of the weights unchanged.
 static inline __m256 exp256_from_minus_87(__m256 x) {
   const ExpParts e = exp256_parts(_mm256_max_ps(x, _mm256_set1_ps(-87.0f)));
   return _mm256_mul_ps(e.p, pow2_256(e.k));
