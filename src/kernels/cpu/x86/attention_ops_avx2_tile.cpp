@@ -30,6 +30,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "kernels/cpu/attention_ops.h"
 #include "kernels/cpu/x86/avx2_util.h"
@@ -92,22 +93,17 @@ void load_rows(const void* base, DType dtype, const int64_t* slots, int n_rows, 
 // 8-value piece converted where it is used. Both give the same floats.
 template <bool F16>
 struct ChunkRows {
-  const void* base;
+  const std::conditional_t<F16, uint16_t, float>* base;
   int64_t stride;  // elements from one row to the next
   // Values 8b .. 8b + 7 of row r.
   DB_INLINE __m256 load8(int r, int b) const {
     if constexpr (F16)
-      return _mm256_cvtph_ps(load128(static_cast<const uint16_t*>(base) + r * stride + 8 * b));
+      return _mm256_cvtph_ps(load128(base + r * stride + 8 * b));
     else
-      return _mm256_load_ps(static_cast<const float*>(base) + r * stride + 8 * b);
+      return _mm256_load_ps(base + r * stride + 8 * b);
   }
   // The rows from value `offset` on (a multiple of 8).
-  DB_INLINE ChunkRows from(int offset) const {
-    if constexpr (F16)
-      return {static_cast<const uint16_t*>(base) + offset, stride};
-    else
-      return {static_cast<const float*>(base) + offset, stride};
-  }
+  DB_INLINE ChunkRows from(int offset) const { return {base + offset, stride}; }
 };
 
 // The tree of the file comment, in three steps. pair(a, b), per 128-bit half:
