@@ -92,14 +92,17 @@ DB_PANEL_INLINE void add_nibble_block(const ActArrays& a, int64_t slot, const ui
     d[h] = load_halves(header + 16 * h);
     m[h] = W::kHasMin ? load_halves(header + 32 + 16 * h) : _mm256_setzero_ps();
   }
+  // Every token's integer work before any token's float steps: on Zen 3 about
+  // 4% faster (Q4_1) than finishing one token at a time.
+  __m256i hi[kHalves][NT];
+#pragma GCC unroll 16
+  for (int j = 0; j < NT; ++j) dot16_halves(w, q + j * kQK + 16, hi[0][j], hi[1][j]);
 #pragma GCC unroll 16
   for (int j = 0; j < NT; ++j) {
-    __m256i hi[kHalves];
-    dot16_halves(w, q + j * kQK + 16, hi[0], hi[1]);
     const TokenTerms tt = token_terms<W>(a, slot + j);
     __m256 r[kHalves];
     for (int h = 0; h < kHalves; ++h)
-      r[h] = add_block<W>(acc[h][j], widen(_mm256_add_epi16(lo[h][j], hi[h])), d[h], m[h], tt);
+      r[h] = add_block<W>(acc[h][j], widen(_mm256_add_epi16(lo[h][j], hi[h][j])), d[h], m[h], tt);
     for (int h = 0; h < kHalves; ++h) acc[h][j] = r[h];
   }
 }

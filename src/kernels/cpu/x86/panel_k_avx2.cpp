@@ -157,16 +157,16 @@ struct KMinProducts {
             for (int h = 0; h < kHalves; ++h) lo[h][j] = widen(lo[h][j]);
         }
         load_chunk_halves<T, 1>(codes, c, w);
+        __m256i hi[kHalves][NT];  // all tokens' dot products, then the float steps (as add_nibble_block)
 #pragma GCC unroll 16
-        for (int j = 0; j < NT; ++j) {
-          __m256i hi[kHalves];
-          dot16_halves(w, q + 256 * j + 16, hi[0], hi[1]);
+        for (int j = 0; j < NT; ++j) dot16_halves(w, q + 256 * j + 16, hi[0][j], hi[1][j]);
+#pragma GCC unroll 16
+        for (int j = 0; j < NT; ++j)
           for (int h = 0; h < kHalves; ++h) {
-            const __m256i s = T == DType::Q4_K ? widen(_mm256_add_epi16(lo[h][j], hi[h]))
-                                               : _mm256_add_epi32(lo[h][j], widen(hi[h]));
+            const __m256i s = T == DType::Q4_K ? widen(_mm256_add_epi16(lo[h][j], hi[h][j]))
+                                               : _mm256_add_epi32(lo[h][j], widen(hi[h][j]));
             sums[h][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), dsc[h], sums[h][j]);
           }
-        }
       }
       add_super_block(a, slot, f, acc_sb);
     });
