@@ -28,11 +28,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
-#include <type_traits>
 
 #include "kernels/cpu/attention_ops.h"
+#include "kernels/cpu/x86/attention_rows_avx2.h"
 #include "kernels/cpu/x86/avx2_util.h"
 #include "kernels/cpu/x86/exp_avx2.h"
 
@@ -44,67 +43,6 @@ constexpr int kBlockQ = 4;             // queries folded into a chunk together
 constexpr float kRescaleSlack = 8.0f;  // how far a score may exceed its query's reference maximum
 
 #define DB_INLINE [[gnu::always_inline]] inline
-
-// Lanes [0, n) of 8 set (all ones), the others clear; n may be <= 0 or >= 8.
-__m256 first_lanes(int n) {
-  return _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
-}
-
-// out[0..d) = src[0..d) as f32 (F16 or BF16 source).
-void convert_row(const uint8_t* src, DType dtype, int d, float* out) {
-  int i = 0;
-  if (dtype == DType::F16) {
-    for (; i + 8 <= d; i += 8) _mm256_store_ps(out + i, _mm256_cvtph_ps(load128(src + 2 * i)));
-    for (; i < d; ++i) {
-      uint16_t h;
-      std::memcpy(&h, src + 2 * i, 2);
-      out[i] = _cvtsh_ss(h);
-    }
-  } else {  // BF16
-    for (; i + 8 <= d; i += 8)
-      _mm256_store_ps(out + i, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(load128(src + 2 * i)), 16)));
-    for (; i < d; ++i) {
-      uint16_t h;
-      std::memcpy(&h, src + 2 * i, 2);
-      const uint32_t bits = static_cast<uint32_t>(h) << 16;
-      std::memcpy(out + i, &bits, 4);
-    }
-  }
-}
-
-// dst[r * dpad + 0..d) = kv head `head` of cache row slots[r] as f32, r < n_rows.
-void load_rows(const void* base, DType dtype, const int64_t* slots, int n_rows, int n_kv_heads, int head, int d,
-               int dpad, float* dst) {
-  const size_t elem = block_bytes(dtype);
-  const auto* bytes = static_cast<const uint8_t*>(base);
-  for (int r = 0; r < n_rows; ++r) {
-    const uint8_t* src = bytes + (slots[r] * n_kv_heads + head) * static_cast<int64_t>(d) * elem;
-    float* out = dst + static_cast<int64_t>(r) * dpad;
-    if (dtype == DType::F32)
-      std::memcpy(out, src, static_cast<size_t>(d) * sizeof(float));
-    else
-      convert_row(src, dtype, d, out);
-  }
-}
-
-// A chunk's 16 key (or value) rows as the fold reads them: converted f32 rows
-// of the scratch (stride dpad), or, with F16 set, the cache's F16 rows
-// themselves, `stride` elements apart (one block holds the whole chunk), each
-// 8-value piece converted where it is used. Both give the same floats.
-template <bool F16>
-struct ChunkRows {
-  const std::conditional_t<F16, uint16_t, float>* base;
-  int64_t stride;  // elements from one row to the next
-  // Values 8b .. 8b + 7 of row r.
-  DB_INLINE __m256 load8(int r, int b) const {
-    if constexpr (F16)
-      return _mm256_cvtph_ps(load128(base + r * stride + 8 * b));
-    else
-      return _mm256_load_ps(base + r * stride + 8 * b);
-  }
-  // The rows from value `offset` on (a multiple of 8).
-  DB_INLINE ChunkRows from(int offset) const { return {base + offset, stride}; }
-};
 
 // The tree of the file comment, in three steps. pair(a, b), per 128-bit half:
 // [a0+a2, b0+b2, a1+a3, b1+b3] (lane indices within the half).

@@ -1,0 +1,82 @@
+// The AVX2 attention tile's key and value rows (attention_ops_avx2_tile.cpp):
+// cache rows converted to f32 scratch, or read in place from an F16 cache.
+// Included only by files built for AVX2 + F16C; everything here has internal
+// linkage (see src/kernels/CMakeLists.txt).
+#pragma once
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "kernels/cpu/x86/avx2_util.h"
+#include "tensor/dtype.h"
+
+namespace db::kernels {
+namespace {
+
+// Lanes [0, n) of 8 set (all ones), the others clear; n may be <= 0 or >= 8.
+__m256 first_lanes(int n) {
+  return _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
+}
+
+// out[0..d) = src[0..d) as f32 (F16 or BF16 source).
+void convert_row(const uint8_t* src, DType dtype, int d, float* out) {
+  int i = 0;
+  if (dtype == DType::F16) {
+    for (; i + 8 <= d; i += 8) _mm256_store_ps(out + i, _mm256_cvtph_ps(load128(src + 2 * i)));
+    for (; i < d; ++i) {
+      uint16_t h;
+      std::memcpy(&h, src + 2 * i, 2);
+      out[i] = _cvtsh_ss(h);
+    }
+  } else {  // BF16
+    for (; i + 8 <= d; i += 8)
+      _mm256_store_ps(out + i, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(load128(src + 2 * i)), 16)));
+    for (; i < d; ++i) {
+      uint16_t h;
+      std::memcpy(&h, src + 2 * i, 2);
+      const uint32_t bits = static_cast<uint32_t>(h) << 16;
+      std::memcpy(out + i, &bits, 4);
+    }
+  }
+}
+
+// dst[r * dpad + 0..d) = kv head `head` of cache row slots[r] as f32, r < n_rows.
+void load_rows(const void* base, DType dtype, const int64_t* slots, int n_rows, int n_kv_heads, int head, int d,
+               int dpad, float* dst) {
+  const size_t elem = block_bytes(dtype);
+  const auto* bytes = static_cast<const uint8_t*>(base);
+  for (int r = 0; r < n_rows; ++r) {
+    const uint8_t* src = bytes + (slots[r] * n_kv_heads + head) * static_cast<int64_t>(d) * elem;
+    float* out = dst + static_cast<int64_t>(r) * dpad;
+    if (dtype == DType::F32)
+      std::memcpy(out, src, static_cast<size_t>(d) * sizeof(float));
+    else
+      convert_row(src, dtype, d, out);
+  }
+}
+
+// A chunk's 16 key (or value) rows as the fold reads them: converted f32 rows
+// of the scratch (stride dpad), or, with F16 set, the cache's F16 rows
+// themselves, `stride` elements apart (one block holds the whole chunk), each
+// 8-value piece converted where it is used. Both give the same floats.
+template <bool F16>
+struct ChunkRows {
+  const std::conditional_t<F16, uint16_t, float>* base;
+  int64_t stride;  // elements from one row to the next
+  // Values 8b .. 8b + 7 of row r.
+  [[gnu::always_inline]] inline __m256 load8(int r, int b) const {
+    if constexpr (F16)
+      return _mm256_cvtph_ps(load128(base + r * stride + 8 * b));
+    else
+      return _mm256_load_ps(base + r * stride + 8 * b);
+  }
+  // The rows from value `offset` on (a multiple of 8).
+  [[gnu::always_inline]] inline ChunkRows from(int offset) const { return {base + offset, stride}; }
+};
+
+}  // namespace
+}  // namespace db::kernels
+#endif
