@@ -23,6 +23,7 @@
 #include <cstring>
 #include <limits>
 
+#include "kernels/cpu/attention_load_rows.h"
 #include "kernels/cpu/attention_ops.h"
 #include "kernels/cpu/x86/avx512_util.h"
 #include "kernels/cpu/x86/exp_avx512.h"
@@ -60,16 +61,7 @@ void convert_row(const uint8_t* src, DType dtype, int d, float* out) {
 // dst[r * dpad + 0..d) = kv head `head` of cache row slots[r] as f32, r < n_rows.
 void load_rows(const void* base, DType dtype, const int64_t* slots, int n_rows, int n_kv_heads, int head, int d,
                int dpad, float* dst) {
-  const size_t elem = block_bytes(dtype);
-  const auto* bytes = static_cast<const uint8_t*>(base);
-  for (int r = 0; r < n_rows; ++r) {
-    const uint8_t* src = bytes + (slots[r] * n_kv_heads + head) * static_cast<int64_t>(d) * elem;
-    float* out = dst + static_cast<int64_t>(r) * dpad;
-    if (dtype == DType::F32)
-      std::memcpy(out, src, static_cast<size_t>(d) * sizeof(float));
-    else
-      convert_row(src, dtype, d, out);
-  }
+  load_rows_with(convert_row, base, dtype, slots, n_rows, n_kv_heads, head, d, dpad, dst);
 }
 
 // v[j] (j < 16) -> one register whose lane j is the sum of v[j]'s lanes (the tree in the file comment).
