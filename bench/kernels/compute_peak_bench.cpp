@@ -8,6 +8,8 @@
 // sub-block and token (8 vpdpbusd, then a convert and an FMA in float): its
 // GMAC/s is the ceiling of those kernels' formula when they share one pair of ports.
 //
+// The AVX2 mixes are in compute_peak_avx2_bench.cpp.
+//
 //   kernels_compute_peak_bench --benchmark_filter='th2'
 #include <benchmark/benchmark.h>
 
@@ -90,7 +92,10 @@ void bench_peak(benchmark::State& state, Mix mix, int threads) {
 
 }  // namespace
 
+void register_avx2_peak_benchmarks();  // compute_peak_avx2_bench.cpp
+
 void register_benchmarks() {
+  register_avx2_peak_benchmarks();
 #if defined(__x86_64__)
   const std::pair<const char*, Mix> mixes[] = {
       {"dpbusd", Mix::Dpbusd}, {"fma_ps", Mix::Fma}, {"dpbusd+fold", Mix::DpbusdFold}};
