@@ -1,7 +1,8 @@
 // The AVX2 side of compute_peak_bench.cpp: which of the AVX2 panel kernels'
 // instructions share execution ports. Each thread of the pool runs rounds of
 // independent instructions (FMAs accumulate into 8 or more registers, every
-// other instruction only writes its destination), so only the ports set the pace. Counters, over all threads:
+// other instruction only writes its destination), so only the ports set the
+// pace. Counters, over all threads:
 //   Gop/s    instructions per second;
 //   GMAC/s   multiply-adds per second (32 per vpmaddubsw, 8 per vfmadd231ps).
 // A mix of two instructions, 8 of each, that runs at the Gop/s of one alone
@@ -15,10 +16,9 @@
 #include <benchmark/benchmark.h>
 
 #include <string>
-#include <utility>
 
+#include "peak_counters.h"
 #include "util/cpu_features.h"
-#include "util/thread_pool.h"
 
 namespace {
 
@@ -90,14 +90,7 @@ void bench_peak(benchmark::State& state, MixInfo info, int threads) {
     state.SkipWithError("this CPU has no AVX2");
     return;
   }
-  db::ThreadPool pool(threads);
-  double rounds = 0;
-  for (auto _ : state) {
-    pool.run([&](int, int) { run_mix(info.mix); });
-    rounds += static_cast<double>(threads) * kRounds;
-  }
-  state.counters["Gop/s"] = benchmark::Counter(rounds * info.instructions / 1e9, benchmark::Counter::kIsRate);
-  state.counters["GMAC/s"] = benchmark::Counter(rounds * info.macs / 1e9, benchmark::Counter::kIsRate);
+  measure_peak(state, threads, [mix = info.mix] { run_mix(mix); }, kRounds * info.instructions, kRounds * info.macs);
 }
 
 #endif

@@ -15,8 +15,8 @@
 
 #include <string>
 
+#include "peak_counters.h"
 #include "util/cpu_features.h"
-#include "util/thread_pool.h"
 
 namespace {
 
@@ -76,16 +76,10 @@ void bench_peak(benchmark::State& state, Mix mix, int threads) {
     state.SkipWithError("this CPU has no AVX-512 VNNI");
     return;
   }
-  db::ThreadPool pool(threads);
-  double instructions = 0, macs = 0;
-  for (auto _ : state) {
-    pool.run([&](int, int) { run_mix(mix); });
-    const double n = threads * instructions_per_run(mix);
-    instructions += n;
-    macs += mix == Mix::Fma ? 16 * n : mix == Mix::Dpbusd ? 64 * n : 64 * n * 24 / 30;  // fold: 24 of 30 are vpdpbusd
-  }
-  state.counters["Gop/s"] = benchmark::Counter(instructions / 1e9, benchmark::Counter::kIsRate);
-  state.counters["GMAC/s"] = benchmark::Counter(macs / 1e9, benchmark::Counter::kIsRate);
+  const double n = instructions_per_run(mix);
+  // DpbusdFold: 24 of its 30 instructions are vpdpbusd.
+  const double macs = mix == Mix::Fma ? 16 * n : mix == Mix::Dpbusd ? 64 * n : 64 * n * 24 / 30;
+  measure_peak(state, threads, [mix] { run_mix(mix); }, n, macs);
 }
 
 #endif
