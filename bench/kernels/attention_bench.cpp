@@ -1,5 +1,6 @@
 // Paged attention throughput per ISA level: a causal prefill chunk of one
-// sequence and a batched decode step, with the SmolLM2-135M head layout
+// sequence, a batched decode step, and a decode step and a prompt chunk of one
+// 4096-position sequence, with the SmolLM2-135M head layout
 // (9 query heads over 3 kv heads, head_dim 64) and an F16 cache.
 //
 //   kernels_attention_bench --benchmark_filter='Prefill512/avx512'
@@ -84,12 +85,27 @@ void decode(benchmark::State& state, IsaLevel isa, int threads) {
   run(state, p, isa, threads);
 }
 
+// One long sequence's decode step: 3 kv heads over 2 threads leave one idle a
+// third of the time unless its keys are split over the threads (split-K).
+void decode_long(benchmark::State& state, IsaLevel isa, int threads) {
+  static const Problem p({4095}, {1});
+  run(state, p, isa, threads);
+}
+
+// A 64-row prompt chunk late in a long sequence (chunked prefill).
+void chunk_long(benchmark::State& state, IsaLevel isa, int threads) {
+  static const Problem p({4032}, {64});
+  run(state, p, isa, threads);
+}
+
 void register_all() {
   for (IsaLevel isa : {IsaLevel::Scalar, IsaLevel::Avx2, IsaLevel::Avx512}) {
     for (int t : {1, 2}) {
       const std::string suffix = std::string("/") + db::isa_name(isa) + "/t" + std::to_string(t);
       benchmark::RegisterBenchmark(("Prefill512" + suffix).c_str(), prefill, isa, t)->Unit(benchmark::kMillisecond);
       benchmark::RegisterBenchmark(("Decode64x200" + suffix).c_str(), decode, isa, t)->Unit(benchmark::kMicrosecond);
+      benchmark::RegisterBenchmark(("Decode1x4096" + suffix).c_str(), decode_long, isa, t)->Unit(benchmark::kMicrosecond);
+      benchmark::RegisterBenchmark(("Chunk64at4096" + suffix).c_str(), chunk_long, isa, t)->Unit(benchmark::kMicrosecond);
     }
   }
 }

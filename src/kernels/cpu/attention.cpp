@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "kernels/cpu/attention_ops.h"
+#include "kernels/cpu/attention_spans.h"
 #include "kernels/cpu/softmax.h"
 #include "util/error.h"
 
@@ -29,7 +30,7 @@ void prefetch_kv_chunk(const AttentionQueries& qs, const PagedKVLayer& kv, const
 }
 
 // Per kv head of the item, per query: scores of the chunk, online softmax
-// update, weighted values.
+// update, weighted values; then the query's span record.
 void attention_tile_by_query(const AttentionOps& ops, const AttentionTile& tile) {
   const AttentionQueries& qs = *tile.qs;
   const PagedKVLayer& kv = *tile.kv;
@@ -37,6 +38,7 @@ void attention_tile_by_query(const AttentionOps& ops, const AttentionTile& tile)
   const int d = kv.head_dim;
   const int group = qs.n_heads / kv.n_kv_heads;
   const int n_q = (it.row_end - it.row_begin) * group;  // per kv head
+  const int per_row = (it.kv_end - it.kv_begin) * group;
   const std::vector<int32_t>& table = qs.block_tables[it.seq];
   // Scratch: keys and values of one chunk [16][d], its scores, per query acc [d] and softmax state.
   float* keys = tile.scratch;
@@ -46,15 +48,14 @@ void attention_tile_by_query(const AttentionOps& ops, const AttentionTile& tile)
   float* max = acc + static_cast<int64_t>(n_q) * d;  // OnlineSoftmax::m per query
   float* sum = max + n_q;                            // OnlineSoftmax::l per query
 
-  int32_t max_pos = 0;
-  for (int32_t t = it.row_begin; t < it.row_end; ++t) max_pos = std::max(max_pos, qs.positions[t]);
+  const int32_t last = tile_last_position(tile);
   int64_t slots[kKeysPerChunk];
   for (int kv_head = it.kv_begin; kv_head < it.kv_end; ++kv_head) {
     std::fill(max, max + n_q, -std::numeric_limits<float>::infinity());
     std::fill(sum, sum + n_q, 0.0f);
     std::fill(acc, acc + static_cast<int64_t>(n_q) * d, 0.0f);
-    for (int32_t first_pos = 0; first_pos <= max_pos; first_pos += kKeysPerChunk) {
-      const int n_keys = std::min(kKeysPerChunk, max_pos + 1 - first_pos);
+    for (int32_t first_pos = it.span_begin; first_pos <= last; first_pos += kKeysPerChunk) {
+      const int n_keys = std::min(kKeysPerChunk, last + 1 - first_pos);
       chunk_slots(table, qs.block_size, first_pos, n_keys, slots);
       ops.load_rows(kv.k, kv.dtype, slots, n_keys, kv.n_kv_heads, kv_head, d, keys);
       ops.load_rows(kv.v, kv.dtype, slots, n_keys, kv.n_kv_heads, kv_head, d, values);
@@ -73,16 +74,14 @@ void attention_tile_by_query(const AttentionOps& ops, const AttentionTile& tile)
         }
       }
     }
-    for (int32_t t = it.row_begin; t < it.row_end; ++t) {
+    for (int32_t t = it.row_begin; t < it.row_end; ++t)
       for (int g = 0; g < group; ++g) {
-        const int h = kv_head * group + g;
         const int qi = (t - it.row_begin) * group + g;
-        const float inv_l = 1.0f / sum[qi];
-        const float* a = acc + static_cast<int64_t>(qi) * d;
-        float* o = tile.out + (static_cast<int64_t>(t) * qs.n_heads + h) * d;
-        for (int i = 0; i < d; ++i) o[i] = a[i] * inv_l;
+        float* r = tile.records +
+                   (int64_t{t - it.row_begin} * per_row + (kv_head - it.kv_begin) * group + g) * span_record_floats(d);
+        r[0] = max[qi], r[1] = sum[qi];
+        std::copy(acc + static_cast<int64_t>(qi) * d, acc + static_cast<int64_t>(qi + 1) * d, r + 2);
       }
-    }
   }
 }
 
@@ -123,17 +122,21 @@ void paged_attention(const AttentionQueries& qs, const PagedKVLayer& kv, float* 
   paged_attention_isa(cpu_features().level, qs, kv, out, ws, pool);
 }
 
-void paged_attention_isa(IsaLevel level, const AttentionQueries& qs, const PagedKVLayer& kv, float* out,
-                         AttentionWorkspace& ws, ThreadPool& pool) {
-  validate(qs, kv);
-  const AttentionOps& ops = attention_ops(level);
+namespace {
+
+constexpr int kItemsPerThreadWithoutSplit = 4;         // from this many items per thread, spans stay together
+constexpr size_t kMaxSplitFloats = size_t{8} << 20;  // span records of the splits: 32 MB at most
+
+// ws.items: one per (sequence, tile of rows, kv heads), covering all its spans.
+// Returns the kv heads per item.
+int build_items(const AttentionQueries& qs, const PagedKVLayer& kv, AttentionWorkspace& ws, int n_threads) {
   ws.items.clear();
   // An item takes all kv heads of its rows (whose cache rows are then read
   // contiguously) when there are enough tiles to keep the threads busy, else one.
   int64_t n_tiles = 0;
   for (int32_t s = 0; s < qs.n_seqs; ++s)
     n_tiles += (qs.query_start[s + 1] - qs.query_start[s] + kRowsPerTile - 1) / kRowsPerTile;
-  const int heads_per_item = n_tiles >= int64_t{kTilesPerThreadForWholeRows} * pool.size() ? kv.n_kv_heads : 1;
+  const int heads_per_item = n_tiles >= int64_t{kTilesPerThreadForWholeRows} * n_threads ? kv.n_kv_heads : 1;
   for (int32_t s = 0; s < qs.n_seqs; ++s)
     for (int32_t b = qs.query_start[s]; b < qs.query_start[s + 1]; b += kRowsPerTile) {
       const int32_t e = std::min(b + kRowsPerTile, qs.query_start[s + 1]);
@@ -141,33 +144,124 @@ void paged_attention_isa(IsaLevel level, const AttentionQueries& qs, const Paged
       for (int32_t t = b; t < e; ++t) max_pos = std::max(max_pos, qs.positions[t]);
       const auto cost = static_cast<uint32_t>(max_pos / kKeysPerChunk + 1) * static_cast<uint32_t>(e - b);
       for (int32_t h = 0; h < kv.n_kv_heads; h += heads_per_item)
-        ws.items.push_back({s, h, h + heads_per_item, b, e, static_cast<int32_t>(std::bit_width(cost))});
+        ws.items.push_back({s, h, h + heads_per_item, b, e, static_cast<int32_t>(std::bit_width(cost)), 0,
+                            max_pos + 1, -1});
     }
+  return heads_per_item;
+}
+
+int32_t span_count(const AttentionWorkspace::Item& item) { return (item.span_end - 1) / kPositionsPerSpan + 1; }
+
+// With too few items to keep the threads busy, turns each item of several
+// spans into one item per span (split-K); records go to ws.partials.
+void split_spans(AttentionWorkspace& ws, int n_threads, int group, int head_dim) {
+  ws.splits.clear();
+  if (n_threads < 2 || ws.items.size() >= size_t{kItemsPerThreadWithoutSplit} * static_cast<size_t>(n_threads)) return;
+  int64_t floats = 0;
+  for (const auto& item : ws.items)
+    if (span_count(item) > 1) floats += span_count(item) * item_queries(item, group) * span_record_floats(head_dim);
+  if (floats == 0 || static_cast<size_t>(floats) > kMaxSplitFloats) return;
+  if (ws.partials.size() < static_cast<size_t>(floats)) ws.partials.resize(static_cast<size_t>(floats));
+  const size_t n_whole = ws.items.size();
+  int64_t offset = 0;
+  for (size_t i = 0; i < n_whole; ++i) {
+    AttentionWorkspace::Item item = ws.items[i];
+    const int32_t n_spans = span_count(item);
+    if (n_spans == 1) continue;
+    item.split = static_cast<int32_t>(ws.splits.size());
+    ws.splits.push_back({offset, n_spans});
+    offset += n_spans * item_queries(item, group) * span_record_floats(head_dim);
+    const int32_t end = item.span_end;
+    for (int32_t k = 0; k < n_spans; ++k) {
+      item.span_begin = k * kPositionsPerSpan;
+      item.span_end = std::min(end, item.span_begin + kPositionsPerSpan);
+      const auto cost = static_cast<uint32_t>((item.span_end - item.span_begin - 1) / kKeysPerChunk + 1) *
+                        static_cast<uint32_t>(item.row_end - item.row_begin);
+      item.cost_class = static_cast<int32_t>(std::bit_width(cost));
+      if (k == 0)
+        ws.items[i] = item;
+      else
+        ws.items.push_back(item);
+    }
+  }
+  if (ws.pending_size < ws.splits.size()) {
+    ws.pending = std::make_unique<std::atomic<int32_t>[]>(ws.splits.size());
+    ws.pending_size = ws.splits.size();
+  }
+  for (size_t i = 0; i < ws.splits.size(); ++i) ws.pending[i].store(ws.splits[i].n_spans, std::memory_order_relaxed);
+}
+
+struct Run {
+  const AttentionOps& ops;
+  const AttentionQueries& qs;
+  const PagedKVLayer& kv;
+  AttentionWorkspace& ws;
+  int group;
+  float* out;
+};
+
+// One item: all its spans in turn (merged in the thread's records), or one span
+// of a split, the split's last span to finish merging them all.
+void run_item(const Run& r, const AttentionWorkspace::Item& item, float* scratch, AttentionWorkspace::Thread& buf) {
+  const int d = r.kv.head_dim;
+  const int64_t set = item_queries(item, r.group) * span_record_floats(d);
+  if (item.split < 0) {
+    float* run = buf.partials.data();
+    float* span_records = run + set;
+    for (int32_t b = item.span_begin; b < item.span_end; b += kPositionsPerSpan) {
+      AttentionWorkspace::Item span = item;
+      span.span_begin = b, span.span_end = std::min(item.span_end, b + kPositionsPerSpan);
+      r.ops.tile(r.ops, {&r.qs, &r.kv, span, scratch, buf.index.data(), b == 0 ? run : span_records});
+      if (b > 0) merge_span(r.qs, span, r.group, d, b, span_records, run);
+    }
+    finish_spans(r.qs, item, r.group, d, run, r.out);
+    return;
+  }
+  const AttentionWorkspace::Split& split = r.ws.splits[static_cast<size_t>(item.split)];
+  float* records = r.ws.partials.data() + split.offset;
+  r.ops.tile(r.ops, {&r.qs, &r.kv, item, scratch, buf.index.data(),
+                     records + (item.span_begin / kPositionsPerSpan) * set});
+  if (r.ws.pending[static_cast<size_t>(item.split)].fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  for (int32_t k = 1; k < split.n_spans; ++k)
+    merge_span(r.qs, item, r.group, d, k * kPositionsPerSpan, records + k * set, records);
+  finish_spans(r.qs, item, r.group, d, records, r.out);
+}
+
+}  // namespace
+
+void paged_attention_isa(IsaLevel level, const AttentionQueries& qs, const PagedKVLayer& kv, float* out,
+                         AttentionWorkspace& ws, ThreadPool& pool) {
+  validate(qs, kv);
+  const int group = qs.n_heads / kv.n_kv_heads;
+  const int heads_per_item = build_items(qs, kv, ws, pool.size());
   if (ws.items.empty()) return;
+  split_spans(ws, pool.size(), group, kv.head_dim);
   // Heaviest first, by powers of two so that items of similar cost (such as a
   // batch of decode rows) keep their order, which follows the cache.
   std::sort(ws.items.begin(), ws.items.end(), [](const auto& x, const auto& y) {
-    return std::tie(y.cost_class, x.seq, x.row_begin, x.kv_begin) <
-           std::tie(x.cost_class, y.seq, y.row_begin, y.kv_begin);
+    return std::tie(y.cost_class, x.seq, x.row_begin, x.kv_begin, x.span_begin) <
+           std::tie(x.cost_class, y.seq, y.row_begin, y.kv_begin, y.span_begin);
   });
 
-  const int group = qs.n_heads / kv.n_kv_heads;
   const size_t scratch =
       tile_scratch_floats(kRowsPerTile, heads_per_item, group, kv.head_dim) + 16;  // + room to align to 64 bytes
-  ws.threads.resize(static_cast<size_t>(pool.size()));
   const size_t index = 2 * static_cast<size_t>(kRowsPerTile) * static_cast<size_t>(heads_per_item * group);
+  const size_t records = index * static_cast<size_t>(span_record_floats(kv.head_dim));  // two record sets
+  ws.threads.resize(static_cast<size_t>(pool.size()));
   for (auto& t : ws.threads) {  // grow only: no allocation once warmed up
     if (t.scratch.size() < scratch) t.scratch.resize(scratch);
     if (t.index.size() < index) t.index.resize(index);
+    if (t.partials.size() < records) t.partials.resize(records);
   }
 
+  const Run run{attention_ops(level), qs, kv, ws, group, out};
   std::atomic<size_t> next{0};
   pool.run([&](int tid, int) {
     AttentionWorkspace::Thread& buf = ws.threads[static_cast<size_t>(tid)];
     const auto addr = reinterpret_cast<uintptr_t>(buf.scratch.data());
     float* aligned = buf.scratch.data() + ((64 - addr % 64) % 64) / sizeof(float);
     for (size_t i = next.fetch_add(1); i < ws.items.size(); i = next.fetch_add(1))
-      ops.tile(ops, {&qs, &kv, ws.items[i], aligned, buf.index.data(), out});
+      run_item(run, ws.items[i], aligned, buf);
   });
 }
 

@@ -7,13 +7,18 @@
 // attention: query head h reads kv head h / (n_heads / n_kv_heads).
 //
 // Numerics: f32 throughout; softmax is computed online over chunks of 16
-// consecutive positions starting at position 0 (flash style; a chunk may span
-// two KV blocks), so no [queries x keys] matrix exists. Each ISA level has its
+// consecutive positions (flash style; a chunk may span two KV blocks), so no
+// [queries x keys] matrix exists. The chunks are grouped into fixed spans of
+// 256 positions from position 0, each folded on its own and merged in order
+// (attention_spans.h), so that a long sequence's keys can be split over
+// threads (split-K) without changing a bit of the result. Each ISA level has its
 // own summation order, but within a level a query's result depends only on its
 // own vector, its position and its sequence's cached K/V: never on the rest of
 // the batch, on how the sequence was split into steps, or on the block size.
 #pragma once
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "tensor/dtype.h"
@@ -52,17 +57,30 @@ class AttentionWorkspace {
     int32_t kv_begin, kv_end;    // kv heads [kv_begin, kv_end), each with its group of query heads
     int32_t row_begin, row_end;  // query rows [row_begin, row_end) of seq
     int32_t cost_class;          // bit width of (key chunks x rows): heavier classes run first
+    int32_t span_begin, span_end;  // key positions folded: all the rows reach, or one span of them
+    int32_t split;                 // -1: the item covers all its spans; else its index in `splits`
+  };
+  // The items sharing rows and kv heads when their spans run as separate items.
+  struct Split {
+    int64_t offset;   // into `partials`: one record set per span, in span order
+    int32_t n_spans;  // items of the split
   };
   struct Thread {
-    std::vector<float> scratch;  // carved up by the ISA's tile kernel (attention_ops.h)
-    std::vector<int32_t> index;  // likewise, for integers
+    std::vector<float> scratch;   // carved up by the ISA's tile kernel (attention_ops.h)
+    std::vector<int32_t> index;   // likewise, for integers
+    std::vector<float> partials;  // two record sets (attention_spans.h): running and current span
   };
   std::vector<Item> items;  // heaviest first
   std::vector<Thread> threads;
+  std::vector<Split> splits;
+  std::vector<float> partials;                      // the splits' span records
+  std::unique_ptr<std::atomic<int32_t>[]> pending;  // per split: its spans not yet folded
+  size_t pending_size = 0;
 };
 
 // out: [n_tokens][n_heads][head_dim]. Work is split over (sequence, tile of
-// query rows, kv head or all kv heads) and spread dynamically over the pool's threads.
+// query rows, kv head or all kv heads), and over spans of keys when there are
+// too few such items for the threads, and spread dynamically over the pool's threads.
 // Throws db::Error (before any work starts) when a block table does not cover a
 // query's position or names a block outside the cache.
 // Uses the process-wide ISA level (util/cpu_features.h).

@@ -1,12 +1,16 @@
 // The per-ISA inner loops of paged attention. A tile kernel computes one work
-// item: query rows [row_begin, row_end) of one sequence with the query heads of
-// one kv head, folding keys into an online softmax 16 positions at a time
-// (chunk c covers positions [16c, 16c + 16), whatever the block size).
+// item over one span of keys: query rows [row_begin, row_end) of one sequence
+// with the query heads of kv heads [kv_begin, kv_end), folding the keys of
+// positions [span_begin, span_end) into an online softmax 16 positions at a
+// time (chunk c covers positions [16c, 16c + 16), whatever the block size),
+// from a fresh state, and writing each query's span record (attention_spans.h).
 //
-// Contract for every tile kernel: a query's result depends only on its vector,
-// its position and the cached K/V of positions [0, position] (never on the
-// other queries of the tile or of the chunk).
+// Contract for every tile kernel: a query's record depends only on its vector,
+// its position and the cached K/V of positions [span_begin, min(position + 1,
+// span_end)) (never on the other queries of the tile or of the chunk). A query
+// that reaches no key of the span gets a record the merge ignores.
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -27,8 +31,15 @@ struct AttentionTile {
   AttentionWorkspace::Item item;
   float* scratch;  // 64-byte aligned, tile_scratch_floats(rows, kv heads, group, head_dim) floats
   int32_t* index;  // 2 * rows * kv heads * group integers
-  float* out;      // [n_tokens][n_heads][head_dim]
+  float* records;  // span_record_floats(head_dim) per query of the item, in item order
 };
+
+// The last position the tile's span folds: min(span_end - 1, its rows' last position).
+inline int32_t tile_last_position(const AttentionTile& t) {
+  int32_t last = 0;
+  for (int32_t row = t.item.row_begin; row < t.item.row_end; ++row) last = std::max(last, t.qs->positions[row]);
+  return std::min(last, t.item.span_end - 1);
+}
 
 // Floats of scratch a tile of `rows` query rows, `kv_heads` kv heads with
 // `group` query heads each, head_dim d may use; every kernel's layout fits in it.

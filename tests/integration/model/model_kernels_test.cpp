@@ -98,10 +98,11 @@ struct AttnCase {
   int n_heads, n_kv_heads, head_dim, block_size;
   DType dtype;
   float q_scale = 1.0f;  // spread of the query values (large: scores far apart, the softmax max keeps moving)
+  int cached0 = 30;      // tokens cached for sequence 0 (over 256: several key spans, split over threads)
 };
 
-// Three sequences over scattered cache blocks: 30 cached + 5 new tokens, 1 new
-// token, and a 19-token prefill; K/V written through write_kv_rows.
+// Three sequences over scattered cache blocks: 30 (or cached0) cached + 5 new
+// tokens, 1 new token, and a 19-token prefill; K/V written through write_kv_rows.
 class PagedAttentionTest : public ::testing::TestWithParam<AttnCase> {
  protected:
   void SetUp() override {
@@ -111,7 +112,7 @@ class PagedAttentionTest : public ::testing::TestWithParam<AttnCase> {
     k_store_.resize(size_t(kNumBlocks) * p_.block_size * kv_dim_ * block_bytes(p_.dtype));
     v_store_.resize(k_store_.size());
     const PagedKVLayerOut out{k_store_.data(), v_store_.data(), p_.dtype, num_slots(), kv_dim_};
-    const int cached[3] = {30, 0, 0}, fresh[3] = {5, 1, 19};
+    const int cached[3] = {p_.cached0, 0, 0}, fresh[3] = {5, 1, 19};
     int next_block = 0;
     for (int s = 0; s < 3; ++s) {
       const int ctx = cached[s] + fresh[s];
@@ -197,7 +198,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, PagedAttentionTest,
                                            AttnCase{8, 1, 64, 64, DType::BF16}, AttnCase{3, 3, 8, 24, DType::F32},
                                            AttnCase{9, 3, 64, 16, DType::F16}, AttnCase{8, 2, 128, 16, DType::F16},
                                            AttnCase{4, 2, 80, 32, DType::BF16},
-                                           AttnCase{9, 3, 64, 16, DType::F32, 12.0f}));
+                                           AttnCase{9, 3, 64, 16, DType::F32, 12.0f},
+                                           AttnCase{8, 1, 64, 64, DType::BF16, 1.0f, 600},
+                                           AttnCase{6, 1, 32, 64, DType::F32, 4.0f, 700}));
 
 TEST(PagedAttentionErrors, BlockTableTooShort) {
   std::vector<float> q(16), out(16), kv(16 * 16);

@@ -1,7 +1,8 @@
 // Paged attention's batch invariance, at every ISA level this CPU has: a query's
 // output is equal bit for bit whether it is computed inside a long prefill
 // tile, alone as a one-row decode step, in a differently split sequence, next
-// to other sequences, or over a cache with another block size.
+// to other sequences, over a cache with another block size, or with its keys
+// split over threads (split-K) or not.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -45,8 +46,10 @@ class Sequences {
   // One attention call over a cache with `block_size` (blocks scattered in
   // reverse order): steps[i] lists sequence steps[i].first's query positions.
   // Returns each query's output rows, keyed as [seq][position] -> n_heads * head_dim floats.
+  // *splits, when given, receives how many items ran their key spans on separate work items.
   std::vector<std::vector<std::vector<float>>> run(IsaLevel level, int block_size,
-                                                   const std::vector<std::pair<int, std::vector<int>>>& steps) const {
+                                                   const std::vector<std::pair<int, std::vector<int>>>& steps,
+                                                   size_t* splits = nullptr) const {
     const int kv_dim = shape_.n_kv_heads * shape_.head_dim, q_dim = shape_.n_heads * shape_.head_dim;
     int total_blocks = 0;
     for (int c : ctx_) total_blocks += (c + block_size - 1) / block_size;
@@ -83,6 +86,7 @@ class Sequences {
                          tables.data(), block_size, 1.0f / std::sqrt(float(shape_.head_dim))},
                         {k.data(), v.data(), shape_.dtype, num_slots, shape_.n_kv_heads, shape_.head_dim}, out.data(),
                         ws, pool);
+    if (splits) *splits = ws.splits.size();
     std::vector<std::vector<std::vector<float>>> result(ctx_.size());
     for (size_t s = 0; s < ctx_.size(); ++s) result[s].resize(size_t(ctx_[s]));
     size_t row = 0;
@@ -144,6 +148,29 @@ TEST_P(AttentionInvariance, SplitBatchAndBlockSizeDoNotMatter) {
       for (int pos = 20; pos < 40; ++pos) ASSERT_TRUE(same_bits(batched[1][size_t(pos)], rest[1][size_t(pos)]));
       ASSERT_TRUE(same_bits(batched[2][2], rest[2][2]));
     }
+  }
+}
+
+// Past 256 positions a query's keys fold in spans. A long prefill keeps each
+// item's spans on one thread; a decode step or a short chunk (few items for
+// two threads) splits them over the threads. The bits must not change.
+TEST_P(AttentionInvariance, KeySpansSplitOverThreadsOrNot) {
+  const Sequences seqs(GetParam(), {600, 300});
+  for (IsaLevel level : kLevels) {
+    if (!isa_supported(level)) continue;
+    size_t splits = 0;
+    const auto prefill = seqs.run(level, 16, {{0, range(0, 600)}}, &splits);
+    EXPECT_EQ(splits, 0u) << "a long prefill has items enough for the threads";
+    for (int pos : {255, 256, 257, 511, 512, 599}) {
+      const auto step = seqs.run(level, 16, {{0, {pos}}}, &splits);
+      EXPECT_EQ(splits, pos < 256 ? 0u : size_t(GetParam().n_kv_heads)) << "position " << pos;
+      ASSERT_TRUE(same_bits(step[0][size_t(pos)], prefill[0][size_t(pos)])) << isa_name(level) << " position " << pos;
+    }
+    const auto both = seqs.run(level, 32, {{1, {299}}, {0, range(560, 600)}});
+    const auto alone = seqs.run(level, 32, {{1, range(0, 300)}});
+    ASSERT_TRUE(same_bits(both[1][299], alone[1][299])) << isa_name(level);
+    for (int pos = 560; pos < 600; ++pos)
+      ASSERT_TRUE(same_bits(both[0][size_t(pos)], prefill[0][size_t(pos)])) << isa_name(level) << " position " << pos;
   }
 }
 

@@ -31,6 +31,7 @@
 #include <limits>
 
 #include "kernels/cpu/attention_ops.h"
+#include "kernels/cpu/attention_spans.h"
 #include "kernels/cpu/x86/attention_rows_avx2.h"
 #include "kernels/cpu/x86/avx2_util.h"
 #include "kernels/cpu/x86/exp_avx2.h"
@@ -295,12 +296,11 @@ void attention_tile_avx2(const AttentionOps&, const AttentionTile& t) {
   const int n_heads_item = it.kv_end - it.kv_begin;
   const TileScratch ts = init_scratch(t, n_heads_item, group);
   const int dpad = ts.dpad;
-  int32_t max_pos = 0;
-  for (int32_t row = it.row_begin; row < it.row_end; ++row) max_pos = std::max(max_pos, qs.positions[row]);
+  const int32_t max_pos = tile_last_position(t);  // the last position of the span the rows reach
 
   const std::vector<int32_t>& table = qs.block_tables[it.seq];
   int64_t slots[kKeysPerChunk];
-  for (int32_t first = 0; first <= max_pos; first += kKeysPerChunk) {
+  for (int32_t first = it.span_begin; first <= max_pos; first += kKeysPerChunk) {
     const int n_keys = std::min(kKeysPerChunk, max_pos + 1 - first);
     if (first + kKeysPerChunk <= max_pos)  // the next chunk
       prefetch_kv_chunk(qs, kv, table, it.kv_begin, n_heads_item, first + kKeysPerChunk,
@@ -330,16 +330,13 @@ void attention_tile_avx2(const AttentionOps&, const AttentionTile& t) {
   }
 
   const int n_q = (it.row_end - it.row_begin) * n_heads_item * group;
-  for (int i = 0; i < n_q; ++i) {
-    const int row = it.row_begin + i / (n_heads_item * group), h = it.kv_begin * group + i % (n_heads_item * group);
+  for (int i = 0; i < n_q; ++i) {  // the span records (attention_spans.h)
     const float* l = ts.lsum + static_cast<int64_t>(i) * 16;
-    const __m256 inv_l = _mm256_set1_ps(1.0f / hsum_ps(_mm256_add_ps(_mm256_load_ps(l), _mm256_load_ps(l + 8))));
+    float* r = t.records + i * span_record_floats(d);
+    r[0] = ts.m[i];
+    r[1] = hsum_ps(_mm256_add_ps(_mm256_load_ps(l), _mm256_load_ps(l + 8)));
     const float* a = ts.acc + static_cast<int64_t>(i) * dpad;
-    float* o = t.out + (static_cast<int64_t>(row) * qs.n_heads + h) * d;
-    int c = 0;
-    for (; c + 8 <= d; c += 8) _mm256_storeu_ps(o + c, _mm256_mul_ps(_mm256_load_ps(a + c), inv_l));
-    if (c < d)  // a masked store only for the tail: on some cores (AMD) it is many times a plain store's cost
-      _mm256_maskstore_ps(o + c, _mm256_castps_si256(first_lanes(d - c)), _mm256_mul_ps(_mm256_load_ps(a + c), inv_l));
+    std::copy(a, a + d, r + 2);
   }
 }
 

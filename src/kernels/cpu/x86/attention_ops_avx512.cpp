@@ -25,6 +25,7 @@
 
 #include "kernels/cpu/attention_load_rows.h"
 #include "kernels/cpu/attention_ops.h"
+#include "kernels/cpu/attention_spans.h"
 #include "kernels/cpu/x86/avx512_util.h"
 #include "kernels/cpu/x86/exp_avx512.h"
 
@@ -342,12 +343,11 @@ void tile(const AttentionOps&, const AttentionTile& t) {
   const int n_heads_item = it.kv_end - it.kv_begin;
   const TileScratch ts = init_scratch(t, n_heads_item, group);
   const int dpad = ts.dpad;
-  int32_t max_pos = 0;
-  for (int32_t row = it.row_begin; row < it.row_end; ++row) max_pos = std::max(max_pos, qs.positions[row]);
+  const int32_t max_pos = tile_last_position(t);  // the last position of the span the rows reach
 
   const std::vector<int32_t>& table = qs.block_tables[it.seq];
   int64_t slots[kKeysPerChunk];
-  for (int32_t first = 0; first <= max_pos; first += kKeysPerChunk) {
+  for (int32_t first = it.span_begin; first <= max_pos; first += kKeysPerChunk) {
     const int n_keys = std::min(kKeysPerChunk, max_pos + 1 - first);
     if (first + kKeysPerChunk <= max_pos)  // the next chunk
       prefetch_kv_chunk(qs, kv, table, it.kv_begin, n_heads_item, first + kKeysPerChunk,
@@ -373,13 +373,12 @@ void tile(const AttentionOps&, const AttentionTile& t) {
   }
 
   const int n_q = (it.row_end - it.row_begin) * n_heads_item * group;
-  for (int i = 0; i < n_q; ++i) {
-    const int row = it.row_begin + i / (n_heads_item * group), h = it.kv_begin * group + i % (n_heads_item * group);
-    const __m512 inv_l = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(_mm512_load_ps(ts.lsum + i * 16)));
+  for (int i = 0; i < n_q; ++i) {  // the span records (attention_spans.h)
+    float* r = t.records + i * span_record_floats(d);
+    r[0] = ts.m[i];
+    r[1] = _mm512_reduce_add_ps(_mm512_load_ps(ts.lsum + i * 16));
     const float* a = ts.acc + static_cast<int64_t>(i) * dpad;
-    float* o = t.out + (static_cast<int64_t>(row) * qs.n_heads + h) * d;
-    for (int c = 0; c < d; c += 16)
-      _mm512_mask_storeu_ps(o + c, first_lanes(std::min(16, d - c)), _mm512_mul_ps(_mm512_load_ps(a + c), inv_l));
+    std::copy(a, a + d, r + 2);
   }
 }
 
