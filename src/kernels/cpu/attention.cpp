@@ -48,7 +48,7 @@ void attention_tile_by_query(const AttentionOps& ops, const AttentionTile& tile)
   float* max = acc + static_cast<int64_t>(n_q) * d;  // OnlineSoftmax::m per query
   float* sum = max + n_q;                            // OnlineSoftmax::l per query
 
-  const int32_t last = tile_last_position(tile);
+  const int32_t last = it.span_end - 1;  // the last position of the span the rows reach
   int64_t slots[kKeysPerChunk];
   for (int kv_head = it.kv_begin; kv_head < it.kv_end; ++kv_head) {
     std::fill(max, max + n_q, -std::numeric_limits<float>::infinity());
@@ -127,6 +127,12 @@ namespace {
 constexpr int kItemsPerThreadWithoutSplit = 4;         // from this many items per thread, spans stay together
 constexpr size_t kMaxSplitFloats = size_t{8} << 20;  // span records of the splits: 32 MB at most
 
+// Heavier items run first: the bit width of (key chunks x rows).
+int32_t cost_class(int32_t key_positions, int32_t rows) {
+  const auto chunks = static_cast<uint32_t>((key_positions - 1) / kKeysPerChunk + 1);
+  return static_cast<int32_t>(std::bit_width(chunks * static_cast<uint32_t>(rows)));
+}
+
 // ws.items: one per (sequence, tile of rows, kv heads), covering all its spans.
 // Returns the kv heads per item.
 int build_items(const AttentionQueries& qs, const PagedKVLayer& kv, AttentionWorkspace& ws, int n_threads) {
@@ -142,10 +148,8 @@ int build_items(const AttentionQueries& qs, const PagedKVLayer& kv, AttentionWor
       const int32_t e = std::min(b + kRowsPerTile, qs.query_start[s + 1]);
       int32_t max_pos = 0;
       for (int32_t t = b; t < e; ++t) max_pos = std::max(max_pos, qs.positions[t]);
-      const auto cost = static_cast<uint32_t>(max_pos / kKeysPerChunk + 1) * static_cast<uint32_t>(e - b);
       for (int32_t h = 0; h < kv.n_kv_heads; h += heads_per_item)
-        ws.items.push_back({s, h, h + heads_per_item, b, e, static_cast<int32_t>(std::bit_width(cost)), 0,
-                            max_pos + 1, -1});
+        ws.items.push_back({s, h, h + heads_per_item, b, e, cost_class(max_pos + 1, e - b), 0, max_pos + 1, -1});
     }
   return heads_per_item;
 }
@@ -175,9 +179,7 @@ void split_spans(AttentionWorkspace& ws, int n_threads, int group, int head_dim)
     for (int32_t k = 0; k < n_spans; ++k) {
       item.span_begin = k * kPositionsPerSpan;
       item.span_end = std::min(end, item.span_begin + kPositionsPerSpan);
-      const auto cost = static_cast<uint32_t>((item.span_end - item.span_begin - 1) / kKeysPerChunk + 1) *
-                        static_cast<uint32_t>(item.row_end - item.row_begin);
-      item.cost_class = static_cast<int32_t>(std::bit_width(cost));
+      item.cost_class = cost_class(item.span_end - item.span_begin, item.row_end - item.row_begin);
       if (k == 0)
         ws.items[i] = item;
       else

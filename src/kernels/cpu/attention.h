@@ -57,7 +57,8 @@ class AttentionWorkspace {
     int32_t kv_begin, kv_end;    // kv heads [kv_begin, kv_end), each with its group of query heads
     int32_t row_begin, row_end;  // query rows [row_begin, row_end) of seq
     int32_t cost_class;          // bit width of (key chunks x rows): heavier classes run first
-    int32_t span_begin, span_end;  // key positions folded: all the rows reach, or one span of them
+    int32_t span_begin, span_end;  // key positions folded: all the rows reach, or one span of them;
+                                   // span_end never passes the rows' last position + 1
     int32_t split;                 // -1: the item covers all its spans; else its index in `splits`
   };
   // The items sharing rows and kv heads when their spans run as separate items.

@@ -10,7 +10,6 @@
 // span_end)) (never on the other queries of the tile or of the chunk). A query
 // that reaches no key of the span gets a record the merge ignores.
 #pragma once
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -33,13 +32,6 @@ struct AttentionTile {
   int32_t* index;  // 2 * rows * kv heads * group integers
   float* records;  // span_record_floats(head_dim) per query of the item, in item order
 };
-
-// The last position the tile's span folds: min(span_end - 1, its rows' last position).
-inline int32_t tile_last_position(const AttentionTile& t) {
-  int32_t last = 0;
-  for (int32_t row = t.item.row_begin; row < t.item.row_end; ++row) last = std::max(last, t.qs->positions[row]);
-  return std::min(last, t.item.span_end - 1);
-}
 
 // Floats of scratch a tile of `rows` query rows, `kv_heads` kv heads with
 // `group` query heads each, head_dim d may use; every kernel's layout fits in it.

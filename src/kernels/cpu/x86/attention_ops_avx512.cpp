@@ -343,7 +343,7 @@ void tile(const AttentionOps&, const AttentionTile& t) {
   const int n_heads_item = it.kv_end - it.kv_begin;
   const TileScratch ts = init_scratch(t, n_heads_item, group);
   const int dpad = ts.dpad;
-  const int32_t max_pos = tile_last_position(t);  // the last position of the span the rows reach
+  const int32_t max_pos = it.span_end - 1;  // the last position of the span the rows reach
 
   const std::vector<int32_t>& table = qs.block_tables[it.seq];
   int64_t slots[kKeysPerChunk];
