@@ -54,6 +54,7 @@ bool request_amx_permission() {
 IsaLevel best_level(const CpuFeatures& f) {
   const bool avx2 = f.avx2 && f.fma && f.f16c;
   const bool avx512 = avx2 && f.avx512f && f.avx512bw && f.avx512vl;
+  if (avx512 && f.avx512vnni && f.amx_tile && f.amx_int8) return IsaLevel::Amx;
   if (avx512 && f.avx512vnni) return IsaLevel::Avx512Vnni;
   if (avx512) return IsaLevel::Avx512;
   if (avx2) return IsaLevel::Avx2;
@@ -109,7 +110,7 @@ CpuFeatures apply_isa_override(const CpuFeatures& detected, const char* db_isa) 
   if (db_isa == nullptr || *db_isa == '\0') return f;
   const auto requested = parse_isa(db_isa);
   if (!requested)
-    throw Error(std::string("DB_ISA=") + db_isa + " is not a known ISA level; use one of scalar, avx2, avx512, avx512vnni");
+    throw Error(std::string("DB_ISA=") + db_isa + " is not a known ISA level; use one of scalar, avx2, avx512, avx512vnni, amx");
   if (static_cast<int>(*requested) > static_cast<int>(detected.best))
     throw Error(std::string("DB_ISA=") + db_isa + " asks for more than this CPU supports (best level: " +
                 isa_name(detected.best) + ")");
@@ -131,6 +132,7 @@ const char* isa_name(IsaLevel level) {
     case IsaLevel::Avx2: return "avx2";
     case IsaLevel::Avx512: return "avx512";
     case IsaLevel::Avx512Vnni: return "avx512vnni";
+    case IsaLevel::Amx: return "amx";
   }
   return "unknown";
 }

@@ -13,8 +13,9 @@ enum class IsaLevel : int {
   Avx2 = 1,        // AVX2 + FMA + F16C
   Avx512 = 2,      // Avx2 + AVX-512 F/BW/VL
   Avx512Vnni = 3,  // Avx512 + AVX-512-VNNI (vpdpbusd)
+  Amx = 4,         // Avx512Vnni + AMX-INT8 tiles (granted by the OS)
 };
-inline constexpr int kIsaLevelCount = 4;
+inline constexpr int kIsaLevelCount = 5;
 
 struct CpuFeatures {
   bool avx2 = false;         // AVX2, usable (OS saves YMM state)
@@ -48,7 +49,7 @@ const CpuFeatures& cpu_features();
 // True if this CPU can run kernels of `level` (ignores DB_ISA).
 bool isa_supported(IsaLevel level);
 
-// "scalar", "avx2", "avx512", "avx512vnni".
+// "scalar", "avx2", "avx512", "avx512vnni", "amx".
 const char* isa_name(IsaLevel level);
 std::optional<IsaLevel> parse_isa(std::string_view name);
 

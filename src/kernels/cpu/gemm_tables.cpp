@@ -77,6 +77,12 @@ GemmKernels avx512vnni_kernels() {
   avx512vnni::panel_kernels(k.panel);
   return k;
 }
+
+GemmKernels amx_kernels() {
+  GemmKernels k = avx512vnni_kernels();
+  amx::panel_kernels(k.panel);
+  return k;
+}
 #endif
 
 }  // namespace
@@ -100,6 +106,10 @@ const GemmKernels& gemm_kernels(IsaLevel level) {
     case IsaLevel::Avx512Vnni: {
       static const GemmKernels avx512vnni = avx512vnni_kernels();
       return avx512vnni;
+    }
+    case IsaLevel::Amx: {
+      static const GemmKernels amx = amx_kernels();
+      return amx;
     }
   }
 #endif

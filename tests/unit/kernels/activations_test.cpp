@@ -80,7 +80,7 @@ TEST(Swiglu, Avx2AndAvx512AgreeBitForBit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Levels, SwigluIsa,
-                         ::testing::Values(IsaLevel::Scalar, IsaLevel::Avx2, IsaLevel::Avx512, IsaLevel::Avx512Vnni),
+                         ::testing::Values(IsaLevel::Scalar, IsaLevel::Avx2, IsaLevel::Avx512, IsaLevel::Avx512Vnni, IsaLevel::Amx),
                          [](const auto& info) { return std::string(isa_name(info.param)); });
 
 }  // namespace

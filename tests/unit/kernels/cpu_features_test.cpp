@@ -77,6 +77,9 @@ TEST(CpuFeatures, LevelsAreConsistentWithTheFlags) {
   if (best >= static_cast<int>(IsaLevel::Avx512Vnni)) {
     EXPECT_TRUE(f.avx512vnni);
   }
+  if (best >= static_cast<int>(IsaLevel::Amx)) {
+    EXPECT_TRUE(f.amx_tile && f.amx_int8);
+  }
   for (int i = 0; i < kIsaLevelCount; ++i) EXPECT_EQ(isa_supported(static_cast<IsaLevel>(i)), i <= best);
 }
 

@@ -50,7 +50,7 @@ INSTANTIATE_TEST_SUITE_P(AllTypes, MatmulBatchInvariance,
                                                               DType::Q4_1, DType::Q8_0, DType::Q4_K, DType::Q5_K,
                                                               DType::Q6_K),
                                             ::testing::Values(IsaLevel::Scalar, IsaLevel::Avx2, IsaLevel::Avx512,
-                                                              IsaLevel::Avx512Vnni)));
+                                                              IsaLevel::Avx512Vnni, IsaLevel::Amx)));
 
 }  // namespace
 }  // namespace db::kernels

@@ -159,6 +159,7 @@ TEST(PanelLayout, QuantizedFormatsPackAtVnniAndAvx2FloatsAtBothAvx512Levels) {
   for (DType t : kPanelDTypes) {
     const bool is_float = t == DType::F32 || t == DType::F16 || t == DType::BF16;
     EXPECT_TRUE(prefers_packed(t, IsaLevel::Avx512Vnni)) << dtype_name(t);
+    EXPECT_TRUE(prefers_packed(t, IsaLevel::Amx)) << dtype_name(t);
     EXPECT_EQ(prefers_packed(t, IsaLevel::Avx512), is_float) << dtype_name(t);
     EXPECT_EQ(prefers_packed(t, IsaLevel::Avx2), !is_float) << dtype_name(t);
     EXPECT_FALSE(prefers_packed(t, IsaLevel::Scalar)) << dtype_name(t);

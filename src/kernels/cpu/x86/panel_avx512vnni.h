@@ -80,6 +80,28 @@ DB_PANEL_INLINE void add_dots(const __m512i (&w)[8], const int8_t* q, __m512i (&
     for (int j = 0; j < NT; ++j) s[j] = _mm512_add_epi32(s[j], odd[j]);
 }
 
+// One block of 16 rows: codes c[i] (elements 4i..4i+3 of every row), scales d
+// and, with HasMin, offsets m. Bits: 4 (two codes per byte) or 8.
+template <int Bits, int ZeroPoint, bool HasMin>
+struct PanelBlock {
+  static constexpr int kZeroPoint = ZeroPoint;
+  static constexpr bool kHasMin = HasMin;
+  static constexpr int64_t kCodeBytes = 4 * Bits * 16, kHeaderBytes = HasMin ? 64 : 32;
+  __m512i c[8];
+  __m512 d, m;
+  void load(const uint8_t* codes, const uint8_t* header) {
+    if (Bits == 4)
+      load_nibbles(codes, c);
+    else
+      for (int i = 0; i < 8; ++i) c[i] = load512(codes + 64 * i);
+    d = load_halves(header);
+    if (HasMin) m = load_halves(header + 32);
+  }
+};
+using Q4_0Block = PanelBlock<4, 8, false>;
+using Q4_1Block = PanelBlock<4, 0, true>;
+using Q8_0Block = PanelBlock<8, 128, false>;
+
 __mmask16 row_mask(const GemmTile& t) { return static_cast<__mmask16>((1u << t.nr) - 1u); }
 
 // P::products<NT>(tile, group, acc) sets acc[j] to the 16 rows of the group
