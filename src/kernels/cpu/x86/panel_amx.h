@@ -142,7 +142,7 @@ DB_PANEL_INLINE __m512i c_row(const int32_t* c, int r) { return _mm512_load_si51
 // Token tiles below this many tokens run the VNNI kernels: the tile work per
 // chunk (staging, loads, one store of 1 KB) costs about as much as a few
 // tokens' vpdpbusd.
-constexpr int kMinAmxTokens = 4;
+constexpr int kMinAmxTokens = 12;
 
 }  // namespace
 }  // namespace db::kernels::amx
