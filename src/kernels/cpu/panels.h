@@ -154,21 +154,13 @@ void panel_swiglu_q6_k(const GemmTile&, const uint8_t* up);
 void panel_kernels(PanelKernels (&out)[kPanelFormats]);
 }  // namespace avx512vnni
 namespace amx {
-// AMX-INT8 tile products for tiles of kMinAmxTokens tokens or more (smaller
-// tiles run the avx512vnni kernels); bit-identical to them.
-void panel_q4_0(const GemmTile&);
-void panel_q4_1(const GemmTile&);
-void panel_q8_0(const GemmTile&);
-void panel_q4_k(const GemmTile&);
-void panel_q5_k(const GemmTile&);
-void panel_swiglu_q4_0(const GemmTile&, const uint8_t* up);
-void panel_swiglu_q4_1(const GemmTile&, const uint8_t* up);
-void panel_swiglu_q8_0(const GemmTile&, const uint8_t* up);
-void panel_swiglu_q4_k(const GemmTile&, const uint8_t* up);
-void panel_swiglu_q5_k(const GemmTile&, const uint8_t* up);
 // Sets the entries of out for Q4_0, Q4_1, Q8_0, Q4_K and Q5_K, with fused
-// gates; leaves the others (Q6_K: the VNNI kernel).
+// gates: AMX-INT8 tile products for tiles of 12 tokens or more (smaller tiles
+// run the avx512vnni kernels), bit-identical to them. Leaves the others
+// (Q6_K: the VNNI kernel).
 void panel_kernels(PanelKernels (&out)[kPanelFormats]);
+// The Q4_K and Q5_K entries of panel_kernels() (panel_k_amx.cpp).
+void k_panel_kernels(PanelKernels (&out)[kPanelFormats]);
 }  // namespace amx
 
 }  // namespace db::kernels

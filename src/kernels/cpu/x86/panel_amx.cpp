@@ -79,38 +79,11 @@ struct Block32Products {
 
 }  // namespace
 
-void panel_q4_0(const GemmTile& t) {
-  if (t.nt < kMinAmxTokens) return avx512vnni::panel_q4_0(t);
-  avx512vnni::panel_gemm<Block32Products<Q4_0Format>>(t);
-}
-void panel_q4_1(const GemmTile& t) {
-  if (t.nt < kMinAmxTokens) return avx512vnni::panel_q4_1(t);
-  avx512vnni::panel_gemm<Block32Products<Q4_1Format>>(t);
-}
-void panel_q8_0(const GemmTile& t) {
-  if (t.nt < kMinAmxTokens) return avx512vnni::panel_q8_0(t);
-  avx512vnni::panel_gemm<Block32Products<Q8_0Format>>(t);
-}
-void panel_swiglu_q4_0(const GemmTile& t, const uint8_t* up) {
-  if (t.nt < kMinAmxTokens) return avx512vnni::panel_swiglu_q4_0(t, up);
-  avx512vnni::panel_gemm_swiglu<Block32Products<Q4_0Format>>(t, up);
-}
-void panel_swiglu_q4_1(const GemmTile& t, const uint8_t* up) {
-  if (t.nt < kMinAmxTokens) return avx512vnni::panel_swiglu_q4_1(t, up);
-  avx512vnni::panel_gemm_swiglu<Block32Products<Q4_1Format>>(t, up);
-}
-void panel_swiglu_q8_0(const GemmTile& t, const uint8_t* up) {
-  if (t.nt < kMinAmxTokens) return avx512vnni::panel_swiglu_q8_0(t, up);
-  avx512vnni::panel_gemm_swiglu<Block32Products<Q8_0Format>>(t, up);
-}
-
 void panel_kernels(PanelKernels (&out)[kPanelFormats]) {
-  out[0] = {panel_q4_0, panel_swiglu_q4_0};
-  out[1] = {panel_q4_1, panel_swiglu_q4_1};
-  out[2] = {panel_q8_0, panel_swiglu_q8_0};
-  out[3] = {panel_q4_k, panel_swiglu_q4_k};
-  out[4] = {panel_q5_k, panel_swiglu_q5_k};
-  // Q6_K keeps the VNNI kernel (panel_k_amx.cpp says why).
+  out[0] = kernels_or_vnni<Block32Products<Q4_0Format>, avx512vnni::panel_q4_0, avx512vnni::panel_swiglu_q4_0>();
+  out[1] = kernels_or_vnni<Block32Products<Q4_1Format>, avx512vnni::panel_q4_1, avx512vnni::panel_swiglu_q4_1>();
+  out[2] = kernels_or_vnni<Block32Products<Q8_0Format>, avx512vnni::panel_q8_0, avx512vnni::panel_swiglu_q8_0>();
+  k_panel_kernels(out);
 }
 
 }  // namespace db::kernels::amx

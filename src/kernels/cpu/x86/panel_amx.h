@@ -144,6 +144,23 @@ DB_PANEL_INLINE __m512i c_row(const int32_t* c, int r) { return _mm512_load_si51
 // tokens' vpdpbusd.
 constexpr int kMinAmxTokens = 12;
 
+// The kernels of products P: tile products for tiles of kMinAmxTokens tokens
+// or more, else the VNNI kernels Vnni / VnniSwiglu.
+template <class P, GemmTileFn Vnni>
+void gemm_or_vnni(const GemmTile& t) {
+  if (t.nt < kMinAmxTokens) return Vnni(t);
+  avx512vnni::panel_gemm<P>(t);
+}
+template <class P, GemmSwigluTileFn VnniSwiglu>
+void swiglu_or_vnni(const GemmTile& t, const uint8_t* up) {
+  if (t.nt < kMinAmxTokens) return VnniSwiglu(t, up);
+  avx512vnni::panel_gemm_swiglu<P>(t, up);
+}
+template <class P, GemmTileFn Vnni, GemmSwigluTileFn VnniSwiglu>
+constexpr PanelKernels kernels_or_vnni() {
+  return {gemm_or_vnni<P, Vnni>, swiglu_or_vnni<P, VnniSwiglu>};
+}
+
 }  // namespace
 }  // namespace db::kernels::amx
 #endif

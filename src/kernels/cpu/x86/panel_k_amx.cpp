@@ -90,21 +90,10 @@ struct KMinProducts {
 
 }  // namespace
 
-void panel_q4_k(const GemmTile& t) {
-  if (t.nt < kMinAmxTokens) return avx512vnni::panel_q4_k(t);
-  avx512vnni::panel_gemm<KMinProducts<DType::Q4_K>>(t);
-}
-void panel_q5_k(const GemmTile& t) {
-  if (t.nt < kMinAmxTokens) return avx512vnni::panel_q5_k(t);
-  avx512vnni::panel_gemm<KMinProducts<DType::Q5_K>>(t);
-}
-void panel_swiglu_q4_k(const GemmTile& t, const uint8_t* up) {
-  if (t.nt < kMinAmxTokens) return avx512vnni::panel_swiglu_q4_k(t, up);
-  avx512vnni::panel_gemm_swiglu<KMinProducts<DType::Q4_K>>(t, up);
-}
-void panel_swiglu_q5_k(const GemmTile& t, const uint8_t* up) {
-  if (t.nt < kMinAmxTokens) return avx512vnni::panel_swiglu_q5_k(t, up);
-  avx512vnni::panel_gemm_swiglu<KMinProducts<DType::Q5_K>>(t, up);
+void k_panel_kernels(PanelKernels (&out)[kPanelFormats]) {
+  out[3] = kernels_or_vnni<KMinProducts<DType::Q4_K>, avx512vnni::panel_q4_k, avx512vnni::panel_swiglu_q4_k>();
+  out[4] = kernels_or_vnni<KMinProducts<DType::Q5_K>, avx512vnni::panel_q5_k, avx512vnni::panel_swiglu_q5_k>();
+  // Q6_K keeps the VNNI kernel (see the comment at the top).
 }
 
 }  // namespace db::kernels::amx
