@@ -29,7 +29,10 @@ void bench_panel_tile(benchmark::State& state, DType t, int64_t cols) {
     state.SkipWithError("no quantized panel kernel for this format at this CPU's level");
     return;
   }
-  constexpr int kTokens = k::kPanelTileTokens;
+  const k::GemmKernels& kernels = k::gemm_kernels(level);
+  const k::PanelKernels& panel = kernels.panel[k::panel_index(t)];
+  // One call of the kernel's largest shape: one group over its most tokens.
+  const int kTokens = panel.max_tokens > 0 ? panel.max_tokens : k::kPanelTileTokens;
   const auto bytes = db::bench::random_weights(t, k::kPanelRows, cols);
   k::PackedWeightStore store;
   const db::TensorView w = store.prepare(db::bench::weight_view(bytes, t, k::kPanelRows, cols), level);
@@ -38,7 +41,6 @@ void bench_panel_tile(benchmark::State& state, DType t, int64_t cols) {
   std::vector<float> x(static_cast<size_t>(kTokens * cols)), y(static_cast<size_t>(kTokens * k::kPanelRows));
   for (float& v : x) v = uniform(rng);
   db::ThreadPool pool(1);
-  const k::GemmKernels& kernels = k::gemm_kernels(level);
   const k::QuantizedActs acts = k::quantize_acts(kernels, static_cast<int>(k::panel_block_elems(t)),
                                                  k::ActLayout::Tiles, x.data(), kTokens, cols, pool);
   k::GemmTile tile{};
@@ -49,13 +51,14 @@ void bench_panel_tile(benchmark::State& state, DType t, int64_t cols) {
   tile.ldy = k::kPanelRows;
   tile.nr = k::kPanelRows;
   tile.nt = kTokens;
-  const k::GemmTileFn fn = kernels.panel[k::panel_index(t)].gemm;
+  const k::GemmTileFn fn = panel.gemm;
   for (auto _ : state) {
     fn(tile);
     benchmark::DoNotOptimize(y.data());
   }
   state.counters["GMAC/s"] = benchmark::Counter(static_cast<double>(k::kPanelRows * kTokens * cols) * 1e-9,
                                                 benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["tokens"] = kTokens;
 }
 
 }  // namespace

@@ -39,6 +39,8 @@ using GemmSwigluTileFn = void (*)(const GemmTile& tile, const uint8_t* up);
 struct PanelKernels {
   GemmTileFn gemm;
   GemmSwigluTileFn swiglu;  // null: no fused gate
+  int max_tokens = 0;       // largest nt per call: 0 = kPanelTileTokens, else a multiple of it (t0 then
+                            // a multiple of max_tokens)
 };
 
 // Kernels of one ISA level, per weight dtype (null = not provided at this level).

@@ -173,8 +173,11 @@ Product prepare(const GemmKernels& k, IsaLevel level, const TensorView& W, const
   p.float_panels = W.layout == TensorLayout::Panels16 && is_float_panel(W.dtype);
   p.base.w = static_cast<const uint8_t*>(W.data);
   p.base.w_stride = static_cast<int64_t>(W.row_nbytes());
-  if (W.layout == TensorLayout::Panels16)
-    p.tiling = {kPanelRows, panel_group_bytes(W.dtype, W.cols()), kPanelTileTokens, false};
+  if (W.layout == TensorLayout::Panels16) {
+    const int max_tokens = k.panel[panel_index(W.dtype)].max_tokens;
+    p.tiling = {kPanelRows, panel_group_bytes(W.dtype, W.cols()), max_tokens > 0 ? max_tokens : kPanelTileTokens,
+                false};
+  }
   else
     p.tiling = {k.tile_rows, p.base.w_stride * k.tile_rows, k.tile_tokens, true};
   p.base.cols = W.cols();

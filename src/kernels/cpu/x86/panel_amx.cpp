@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "kernels/cpu/x86/panel_amx.h"
+#include "kernels/cpu/x86/panel_amx_steps.h"
 #include "kernels/quant_blocks.h"
 
 namespace db::kernels::amx {
@@ -47,9 +48,49 @@ struct Block32Products {
     }
   }
 
+  // Stages blocks [0, 4 * (nb / 4)) of a group's codes as B tiles, block b at dst + 512 b.
+  static void stage_steps(const uint8_t* group, int64_t nb, uint8_t* dst) {
+    for (int64_t b = 0; b < nb / 4 * 4; ++b) {
+      const uint8_t* codes = group + b * W::kCodeBytes;
+      avx512vnni::prefetch_ahead(codes, W::kCodeBytes);
+      W::stage(codes, dst + 512 * b);
+    }
+  }
+
+  // sum[j] = the group's 16 rows . token t.t0 + j of a whole tile (t.t0 a
+  // multiple of kActTileTokens), its B tiles staged by stage_steps: blocks
+  // [0, nb - nb % 4) in four-block steps (panel_amx_steps.h), the rest as a
+  // batch. Blocks fold in increasing order.
+  static void tile16(const GemmTile& t, const uint8_t* group, const uint8_t* staged, __m512 (&acc)[16]) {
+    static_assert(W::kSigned == !W::kHasMin, "the steps pair signed codes with no mins");
+    const QuantizedActs& a = *t.acts;
+    const int64_t nb = t.cols / kQK, steps = nb / 4;
+    const uint8_t* headers = group + nb * W::kCodeBytes;
+    const int64_t slot0 = act_slot(a, t.t0, 0);  // block b's token j: slot0 + b * kActTileTokens + j
+    const int8_t* tile_acts = a.qs + slot0 * kQK;
+    StepBuffers buf;
+    // Step g's tile products, and the float steps of step g - 1.
+    const auto operands = [&](int64_t g) {
+      const int64_t f = std::max<int64_t>(g - 1, 0);  // the step whose float steps run
+      const int64_t fs = slot0 + 4 * f * kActTileTokens;
+      return StepOperands{tile_acts + 4 * g * kActTileTokens * kQK, staged + 2048 * g, buf.c[g & 1][0],
+                          buf.c[f & 1][0], headers + 4 * f * W::kHeaderBytes, a.d + fs,
+                          W::kHasMin ? a.ds + fs : nullptr};
+    };
+    alignas(64) __m512 sum[16];
+    for (auto& x : sum) x = _mm512_setzero_ps();
+    if (steps > 0) {
+      run_step<W::kHasMin, StepPart::kTiles>(operands(0), sum);
+      for (int64_t g = 1; g < steps; ++g) run_step<W::kHasMin, StepPart::kBoth>(operands(g), sum);
+      run_step<W::kHasMin, StepPart::kFolds>(operands(steps), sum);
+    }
+    batched<16>(t, group, 4 * steps, sum);
+    for (int j = 0; j < 16; ++j) acc[j] = sum[j];
+  }
+
+  // Folds blocks [b_first, nb) into sum, in batches of kBatch.
   template <int NT>
-  static void products(const GemmTile& t, const uint8_t* group, __m512 (&acc)[NT]) {
-    ensure_tile_config();
+  static void batched(const GemmTile& t, const uint8_t* group, int64_t b_first, __m512 (&sum)[NT]) {
     const QuantizedActs& a = *t.acts;
     const int64_t nb = t.cols / kQK;
     const uint8_t* headers = group + nb * W::kCodeBytes;
@@ -57,15 +98,13 @@ struct Block32Products {
     const int64_t slot0 = act_slot(a, t.t0, 0);  // token t0 + j's block b: slot0 + b * kActTileTokens + j
     const int8_t* tile_acts = a.qs + (slot0 - row0) * kQK;  // the activation tile's block 0, token row 0
     constexpr int64_t kBlockActs = kActTileTokens * kQK;    // bytes between a tile's consecutive blocks
-    __m512 sum[NT];
-    for (int j = 0; j < NT; ++j) sum[j] = _mm512_setzero_ps();
     const auto stage = [&](int64_t b, uint8_t* dst) {
       avx512vnni::prefetch_ahead(group + b * W::kCodeBytes, W::kCodeBytes);
       W::stage(group + b * W::kCodeBytes, dst);
     };
     const auto acts = [&](int64_t b) { return tile_acts + b * kBlockActs; };
     ChunkBuffers buf;
-    for (int64_t b0 = 0; b0 < nb; b0 += kBatch) {
+    for (int64_t b0 = b_first; b0 < nb; b0 += kBatch) {
       const int n = static_cast<int>(std::min<int64_t>(kBatch, nb - b0));
       run_batch<W::kSigned>(buf, b0, n, kQK, stage, acts);
       for (int i = 0; i < n; ++i) {
@@ -73,16 +112,85 @@ struct Block32Products {
         fold(a, slot0 + b * kActTileTokens, headers + b * W::kHeaderBytes, buf.c[i], row0, sum);
       }
     }
-    for (int j = 0; j < NT; ++j) acc[j] = sum[j];
+  }
+
+  template <int NT>
+  static void products(const GemmTile& t, const uint8_t* group, __m512 (&acc)[NT]) {
+    ensure_tile_config();
+    for (int j = 0; j < NT; ++j) acc[j] = _mm512_setzero_ps();
+    batched<NT>(t, group, 0, acc);
   }
 };
+
+// Token tiles [t.t0 + 16 k, ...) of a call, as calls of at most kActTileTokens.
+GemmTile token_tile(const GemmTile& t, int k) {
+  GemmTile s = t;
+  s.t0 = t.t0 + int64_t{kActTileTokens} * k;
+  s.y = t.y + int64_t{kActTileTokens} * k * t.ldy;
+  s.nt = std::min(kActTileTokens, t.nt - kActTileTokens * k);
+  return s;
+}
+
+// Tokens per call of the multi-tile kernels: every whole token tile of a call
+// reuses its group's staged B tiles.
+constexpr int kMultiTileTokens = 64;
+
+// The gemm kernel of products P for up to kMultiTileTokens tokens (t.t0 a
+// multiple of kActTileTokens): whole token tiles run tile16 on B tiles staged
+// once per call, a last partial one the single-tile kernel.
+template <class P, GemmTileFn Vnni>
+void gemm_tiles(const GemmTile& t) {
+  const int whole = t.nt / kActTileTokens;
+  if (whole > 0) {
+    ensure_tile_config();
+    uint8_t* staged = staging_buffer(0, t.cols / kQK * 512);
+    P::stage_steps(t.w, t.cols / kQK, staged);
+    for (int k = 0; k < whole; ++k) {
+      const GemmTile s = token_tile(t, k);
+      __m512 acc[16];
+      P::tile16(s, s.w, staged, acc);
+      for (int j = 0; j < 16; ++j) _mm512_mask_storeu_ps(s.y + j * s.ldy, avx512vnni::row_mask(s), acc[j]);
+    }
+  }
+  if (t.nt % kActTileTokens) gemm_or_vnni<P, Vnni>(token_tile(t, whole));
+}
+
+// The fused gate kernel likewise (the operations of avx512vnni::run_swiglu).
+template <class P, GemmSwigluTileFn VnniSwiglu>
+void swiglu_tiles(const GemmTile& t, const uint8_t* up) {
+  const int whole = t.nt / kActTileTokens;
+  if (whole > 0) {
+    ensure_tile_config();
+    const int64_t bytes = t.cols / kQK * 512;
+    uint8_t* gate_b = staging_buffer(0, bytes);
+    uint8_t* up_b = staging_buffer(1, bytes);
+    P::stage_steps(t.w, t.cols / kQK, gate_b);
+    P::stage_steps(up, t.cols / kQK, up_b);
+    for (int k = 0; k < whole; ++k) {
+      const GemmTile s = token_tile(t, k);
+      __m512 silu[16], u[16];
+      P::tile16(s, s.w, gate_b, silu);
+      for (auto& x : silu)
+        x = _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.0f), exp512(_mm512_sub_ps(_mm512_setzero_ps(), x))));
+      P::tile16(s, up, up_b, u);
+      for (int j = 0; j < 16; ++j)
+        _mm512_mask_storeu_ps(s.y + j * s.ldy, avx512vnni::row_mask(s), _mm512_mul_ps(silu[j], u[j]));
+    }
+  }
+  if (t.nt % kActTileTokens) swiglu_or_vnni<P, VnniSwiglu>(token_tile(t, whole), up);
+}
+
+template <class P, GemmTileFn Vnni, GemmSwigluTileFn VnniSwiglu>
+constexpr PanelKernels multi_tile_kernels() {
+  return {gemm_tiles<P, Vnni>, swiglu_tiles<P, VnniSwiglu>, kMultiTileTokens};
+}
 
 }  // namespace
 
 void panel_kernels(PanelKernels (&out)[kPanelFormats]) {
-  out[0] = kernels_or_vnni<Block32Products<Q4_0Format>, avx512vnni::panel_q4_0, avx512vnni::panel_swiglu_q4_0>();
-  out[1] = kernels_or_vnni<Block32Products<Q4_1Format>, avx512vnni::panel_q4_1, avx512vnni::panel_swiglu_q4_1>();
-  out[2] = kernels_or_vnni<Block32Products<Q8_0Format>, avx512vnni::panel_q8_0, avx512vnni::panel_swiglu_q8_0>();
+  out[0] = multi_tile_kernels<Block32Products<Q4_0Format>, avx512vnni::panel_q4_0, avx512vnni::panel_swiglu_q4_0>();
+  out[1] = multi_tile_kernels<Block32Products<Q4_1Format>, avx512vnni::panel_q4_1, avx512vnni::panel_swiglu_q4_1>();
+  out[2] = multi_tile_kernels<Block32Products<Q8_0Format>, avx512vnni::panel_q8_0, avx512vnni::panel_swiglu_q8_0>();
   k_panel_kernels(out);
 }
 
