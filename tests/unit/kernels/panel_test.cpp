@@ -73,7 +73,7 @@ TEST_P(PanelTest, EveryIsaEqualsScalarBitForBit) {
   ThreadPool pool(2);
   for (int64_t rows : kRowCounts)
     for (int64_t cols : kColCounts)
-      for (int64_t n_tokens : {1, 3, 8, 11, 15, 40}) {
+      for (int64_t n_tokens : {1, 3, 8, 11, 15, 40, 150}) {  // 150: calls of 64, 64 and 22 tokens
         if (!fits(dtype, cols)) continue;
         SCOPED_TRACE(std::to_string(rows) + "x" + std::to_string(cols) + ", " + std::to_string(n_tokens) + " tokens");
         const auto w = testing::make_weights(dtype, rows, cols, 5);
