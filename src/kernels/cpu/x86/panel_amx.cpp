@@ -149,13 +149,13 @@ void gemm_tiles(const GemmTile& t) {
       const GemmTile s = token_tile(t, k);
       __m512 acc[16];
       P::tile16(s, s.w, staged, acc);
-      for (int j = 0; j < 16; ++j) _mm512_mask_storeu_ps(s.y + j * s.ldy, avx512vnni::row_mask(s), acc[j]);
+      avx512vnni::store_tile(s, acc);
     }
   }
   if (t.nt % kActTileTokens) gemm_or_vnni<P, Vnni>(token_tile(t, whole));
 }
 
-// The fused gate kernel likewise (the operations of avx512vnni::run_swiglu).
+// The fused gate kernel likewise (avx512vnni::swiglu_in_place).
 template <class P, GemmSwigluTileFn VnniSwiglu>
 void swiglu_tiles(const GemmTile& t, const uint8_t* up) {
   const int whole = t.nt / kActTileTokens;
@@ -168,13 +168,11 @@ void swiglu_tiles(const GemmTile& t, const uint8_t* up) {
     P::stage_steps(up, t.cols / kQK, up_b);
     for (int k = 0; k < whole; ++k) {
       const GemmTile s = token_tile(t, k);
-      __m512 silu[16], u[16];
-      P::tile16(s, s.w, gate_b, silu);
-      for (auto& x : silu)
-        x = _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.0f), exp512(_mm512_sub_ps(_mm512_setzero_ps(), x))));
+      __m512 gate[16], u[16];
+      P::tile16(s, s.w, gate_b, gate);
       P::tile16(s, up, up_b, u);
-      for (int j = 0; j < 16; ++j)
-        _mm512_mask_storeu_ps(s.y + j * s.ldy, avx512vnni::row_mask(s), _mm512_mul_ps(silu[j], u[j]));
+      avx512vnni::swiglu_in_place(gate, u);
+      avx512vnni::store_tile(s, gate);
     }
   }
   if (t.nt % kActTileTokens) swiglu_or_vnni<P, VnniSwiglu>(token_tile(t, whole), up);

@@ -104,24 +104,38 @@ using Q8_0Block = PanelBlock<8, 128, false>;
 
 __mmask16 row_mask(const GemmTile& t) { return static_cast<__mmask16>((1u << t.nr) - 1u); }
 
+// Stores acc[j] as token t.t0 + j's t.nr rows of the tile's output.
+template <int NT>
+DB_PANEL_INLINE void store_tile(const GemmTile& t, const __m512 (&acc)[NT]) {
+  for (int j = 0; j < NT; ++j) _mm512_mask_storeu_ps(t.y + j * t.ldy, row_mask(t), acc[j]);
+}
+
+// silu(gate) * up with the operations of avx512::swiglu (activations_avx512.cpp).
+template <int NT>
+DB_PANEL_INLINE void swiglu_in_place(__m512 (&gate)[NT], const __m512 (&up)[NT]) {
+  for (int j = 0; j < NT; ++j) {
+    const __m512 silu =
+        _mm512_div_ps(gate[j], _mm512_add_ps(_mm512_set1_ps(1.0f), exp512(_mm512_sub_ps(_mm512_setzero_ps(), gate[j]))));
+    gate[j] = _mm512_mul_ps(silu, up[j]);
+  }
+}
+
 // P::products<NT>(tile, group, acc) sets acc[j] to the 16 rows of the group
 // starting at `group` . token t.t0 + j, for j < NT.
 template <class P, int NT>
 void run(const GemmTile& t) {
   __m512 acc[NT];
   P::template products<NT>(t, t.w, acc);
-  for (int j = 0; j < NT; ++j) _mm512_mask_storeu_ps(t.y + j * t.ldy, row_mask(t), acc[j]);
+  store_tile(t, acc);
 }
 
-// silu(gate) * up with the operations of avx512::swiglu (activations_avx512.cpp).
 template <class P, int NT>
 void run_swiglu(const GemmTile& t, const uint8_t* up) {
-  __m512 silu[NT], u[NT];
-  P::template products<NT>(t, t.w, silu);
-  for (int j = 0; j < NT; ++j)
-    silu[j] = _mm512_div_ps(silu[j], _mm512_add_ps(_mm512_set1_ps(1.0f), exp512(_mm512_sub_ps(_mm512_setzero_ps(), silu[j]))));
+  __m512 gate[NT], u[NT];
+  P::template products<NT>(t, t.w, gate);
   P::template products<NT>(t, up, u);
-  for (int j = 0; j < NT; ++j) _mm512_mask_storeu_ps(t.y + j * t.ldy, row_mask(t), _mm512_mul_ps(silu[j], u[j]));
+  swiglu_in_place(gate, u);
+  store_tile(t, gate);
 }
 
 // The tile kernels of products P.
