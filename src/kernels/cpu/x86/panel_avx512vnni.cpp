@@ -42,13 +42,11 @@ void Block32Products<W>::products(const GemmTile& t, const uint8_t* group, __m51
     W w;
     w.load(group + b * W::kCodeBytes, headers + b * W::kHeaderBytes);
     const int64_t slot = slot0 + b * kActTileTokens;
-    __m512i s[NT];
-#pragma GCC unroll 16
-    for (int j = 0; j < NT; ++j) s[j] = zero_point_term<W::kZeroPoint>(a.zsum + slot + j);
-    add_dots<0, 8, kQK>(w.c, a.qs + slot * kQK, s);
+    const int8_t* q = a.qs + slot * kQK;
 #pragma GCC unroll 16
     for (int j = 0; j < NT; ++j) {
-      const __m512 dot = _mm512_cvtepi32_ps(s[j]);
+      const __m512i init = zero_point_term<W::kZeroPoint>(a.zsum + slot + j);
+      const __m512 dot = _mm512_cvtepi32_ps(token_dots<0, 8, false>(w.c, q + j * kQK, init));
       if (W::kHasMin) sum[j] = _mm512_fmadd_ps(w.m, _mm512_set1_ps(a.ds[slot + j]), sum[j]);
       sum[j] = _mm512_fmadd_ps(dot, _mm512_mul_ps(w.d, _mm512_set1_ps(a.d[slot + j])), sum[j]);
     }

@@ -27,11 +27,15 @@ struct KMinProducts {
       __m512 f[NT];
       min_terms<F>(a, slot, codes, header, f);
       for (int c = 0; c < 8; ++c) {
-        __m512i w[8], s[NT];
+        __m512i w[8];
         load_chunk<T>(codes, c, w);
-        for (int j = 0; j < NT; ++j) s[j] = _mm512_setzero_si512();
-        add_dots<0, 8, 256, NT, true>(w, chunk_acts(a, slot, c), s);
-        fold_sub_block(s, scaled_d(d, _mm512_cvtepu8_epi32(load128(codes + F::kScales + 16 * c))), f);
+        const int8_t* q = chunk_acts(a, slot, c);
+        const __m512 dsc = scaled_d(d, _mm512_cvtepu8_epi32(load128(codes + F::kScales + 16 * c)));
+#pragma GCC unroll 16
+        for (int j = 0; j < NT; ++j) {
+          const __m512i dots = token_dots<0, 8, true>(w, q + 256 * j, _mm512_setzero_si512());
+          f[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dots), dsc, f[j]);
+        }
       }
       add_super_block(a, slot, f, acc);
     });
@@ -51,23 +55,22 @@ struct Q6KProducts {
       __m512 f[NT];
       for (int j = 0; j < NT; ++j) f[j] = _mm512_setzero_ps();
       for (int c = 0; c < 8; ++c) {
-        __m512i w[8], s[NT];
+        __m512i w[8];
         load_chunk<DType::Q6_K>(codes, c, w);
         const int8_t* q = chunk_acts(a, slot, c);
         // Per lane the scales of sub-blocks 2c and 2c + 1 as two int16.
         const __m512i pair = _mm512_cvtepi8_epi16(load256(codes + F::kScales + 32 * c));
-        for (int half = 0; half < 2; ++half) {
-          const int32_t* zsum16 = a.zsum16 + slot * 16 + 2 * c + half;  // token j's at + 16 j
+        const __m512 dsc[2] = {scaled_d(d, _mm512_srai_epi32(_mm512_slli_epi32(pair, 16), 16)),
+                               scaled_d(d, _mm512_srai_epi32(pair, 16))};
+        const int32_t* zsum16 = a.zsum16 + slot * 16 + 2 * c;  // token j's half h at + 16 j + h
 #pragma GCC unroll 16
-          for (int j = 0; j < NT; ++j) s[j] = broadcast4(zsum16 + 16 * j);
-          if (half == 0) {
-            add_dots<0, 4, 256, NT, true>(w, q, s);
-            fold_sub_block(s, scaled_d(d, _mm512_srai_epi32(_mm512_slli_epi32(pair, 16), 16)), f);
-          } else {
-            add_dots<4, 8, 256, NT, true>(w, q, s);
-            fold_sub_block(s, scaled_d(d, _mm512_srai_epi32(pair, 16)), f);
+        for (int j = 0; j < NT; ++j)
+          for (int half = 0; half < 2; ++half) {
+            const __m512i init = broadcast4(zsum16 + 16 * j + half);
+            const __m512i dots = half == 0 ? token_dots<0, 4, true>(w, q + 256 * j, init)
+                                           : token_dots<4, 8, true>(w, q + 256 * j, init);
+            f[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dots), dsc[half], f[j]);
           }
-        }
       }
       add_super_block(a, slot, f, acc);
     });

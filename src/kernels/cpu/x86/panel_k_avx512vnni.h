@@ -73,13 +73,6 @@ void for_each_super_block(const GemmTile& t, const uint8_t* group, __m512 (&acc)
 // d * float(sc) for the 16 lanes' sub-block scales sc (int32).
 DB_PANEL_INLINE __m512 scaled_d(__m512 d, __m512i sc) { return _mm512_mul_ps(d, _mm512_cvtepi32_ps(sc)); }
 
-// f[j] = fma(float(s[j]), dsc, f[j]) for every token.
-template <int NT>
-DB_PANEL_INLINE void fold_sub_block(const __m512i (&s)[NT], __m512 dsc, __m512 (&f)[NT]) {
-#pragma GCC unroll 16
-  for (int j = 0; j < NT; ++j) f[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[j]), dsc, f[j]);
-}
-
 // acc[j] = fma(f[j], da, acc[j]) with token j's super-block scale da.
 template <int NT>
 DB_PANEL_INLINE void add_super_block(const QuantizedActs& a, int64_t slot, const __m512 (&f)[NT], __m512 (&acc)[NT]) {
