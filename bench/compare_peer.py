@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """CPU step speed beside a llama.cpp-family peer (llama-bench and llama-batched-bench of
-a llama.cpp or ik_llama.cpp build), on the same GGUF files, in one run, rounds
-alternating between the engines. Prints medians and ratios (deepbatch / peer).
+a llama.cpp or ik_llama.cpp build), on the same GGUF files, in one run: each measurement
+runs on every engine back to back, the engines' order alternating by round. Prints medians,
+the ratio of the medians (deepbatch / peer) and the median of the per-round ratios
+('paired': each from two runs minutes apart at most, so the steadier one on a host whose
+speed drifts).
 
 Measurements (2 threads by default):
   prompt 512     peer: llama-bench -p 512            deepbatch bench --phase prefill --input-len 512
@@ -101,35 +104,42 @@ def main():
         samples.setdefault(key, {e: [] for e in ["peer"] + list(binaries)})[engine].append(value)
         print("  %-10s %-16s %-9s %9.1f tok/s" % (key[0], key[1], engine, value), flush=True)
 
+    # Each measurement runs on every engine back to back, so that the machine's
+    # speed, which on a shared host can shift by tens of percent within minutes,
+    # is about the same for the engines a ratio compares.
+    measurements = []
+    if "pp" not in skip:
+        measurements.append(("prompt 512", lambda p: peer_bench(args, p, "pp"),
+                             lambda b, p: ours(b, args, p, "prefill", 512, 1, 1, 2)))
+    if "tg" not in skip:
+        measurements.append(("decode b1", lambda p: peer_bench(args, p, "tg"),
+                             lambda b, p: ours(b, args, p, "decode", 16, 128, 1, 1)))
+    if "batched" not in skip:
+        for n in batches:
+            measurements.append(("batched %d" % n, lambda p, n=n: peer_batched(args, p, n),
+                                 lambda b, p, n=n: ours(b, args, p, "decode", 128, 128, n, n)))
+
     for rnd in range(args.rounds):
         print("round %d" % (rnd + 1), flush=True)
+        # Alternate which engine goes first so that drift hits them alike.
+        order = ["peer"] + list(binaries)
+        if rnd % 2:
+            order.reverse()
         for spec in args.model:
             name, path = spec.split("=", 1)
             path = os.path.abspath(path)
-            # Alternate which engine goes first so drift in machine load hits both alike.
-            order = ["peer"] + list(binaries)
-            if rnd % 2:
-                order.reverse()
-            for engine in order:
-                binary = binaries.get(engine)
-                if "pp" not in skip:
-                    add((name, "prompt 512"), engine, peer_bench(args, path, "pp") if engine == "peer"
-                        else ours(binary, args, path, "prefill", 512, 1, 1, 2))
-                if "tg" not in skip:
-                    add((name, "decode b1"), engine, peer_bench(args, path, "tg") if engine == "peer"
-                        else ours(binary, args, path, "decode", 16, 128, 1, 1))
-                if "batched" not in skip:
-                    for b in batches:
-                        add((name, "batched %d" % b), engine, peer_batched(args, path, b) if engine == "peer"
-                            else ours(binary, args, path, "decode", 128, 128, b, b))
+            for what, run_peer, run_ours in measurements:
+                for engine in order:
+                    add((name, what), engine, run_peer(path) if engine == "peer" else run_ours(binaries[engine], path))
 
     print("\nmedians over %d rounds, %d threads (tok/s):" % (args.rounds, args.threads))
     base = "baseline" in binaries
-    print("%-10s %-16s %12s %12s %8s" % ("model", "measurement", "deepbatch", "peer", "ratio") +
+    print("%-10s %-16s %12s %12s %8s %8s" % ("model", "measurement", "deepbatch", "peer", "ratio", "paired") +
           ("%12s %8s" % ("baseline", "vs base") if base else ""))
     for (name, what), s in samples.items():
         d, p = statistics.median(s["deepbatch"]), statistics.median(s["peer"])
-        line = "%-10s %-16s %12.1f %12.1f %7.2fx" % (name, what, d, p, d / p)
+        paired = statistics.median(x / y for x, y in zip(s["deepbatch"], s["peer"]))
+        line = "%-10s %-16s %12.1f %12.1f %7.2fx %7.2fx" % (name, what, d, p, d / p, paired)
         if base:
             b = statistics.median(s["baseline"])
             line += "%12.1f %7.2fx" % (b, d / b)
