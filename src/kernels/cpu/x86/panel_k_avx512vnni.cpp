@@ -60,17 +60,17 @@ struct Q6KProducts {
         const int8_t* q = chunk_acts(a, slot, c);
         // Per lane the scales of sub-blocks 2c and 2c + 1 as two int16.
         const __m512i pair = _mm512_cvtepi8_epi16(load256(codes + F::kScales + 32 * c));
-        const __m512 dsc[2] = {scaled_d(d, _mm512_srai_epi32(_mm512_slli_epi32(pair, 16), 16)),
-                               scaled_d(d, _mm512_srai_epi32(pair, 16))};
-        const int32_t* zsum16 = a.zsum16 + slot * 16 + 2 * c;  // token j's half h at + 16 j + h
+        const __m512 dsc_low = scaled_d(d, _mm512_srai_epi32(_mm512_slli_epi32(pair, 16), 16));
+        const __m512 dsc_high = scaled_d(d, _mm512_srai_epi32(pair, 16));
+        const int32_t* zsum16 = a.zsum16 + slot * 16 + 2 * c;  // token j's two at + 16 j
 #pragma GCC unroll 16
-        for (int j = 0; j < NT; ++j)
-          for (int half = 0; half < 2; ++half) {
-            const __m512i init = broadcast4(zsum16 + 16 * j + half);
-            const __m512i dots = half == 0 ? token_dots<0, 4, true>(w, q + 256 * j, init)
-                                           : token_dots<4, 8, true>(w, q + 256 * j, init);
-            f[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dots), dsc[half], f[j]);
-          }
+        for (int j = 0; j < NT; ++j) {
+          const int8_t* qj = q + 256 * j;
+          const __m512i low = token_dots<0, 4, true>(w, qj, broadcast4(zsum16 + 16 * j));
+          f[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(low), dsc_low, f[j]);
+          const __m512i high = token_dots<4, 8, true>(w, qj, broadcast4(zsum16 + 16 * j + 1));
+          f[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(high), dsc_high, f[j]);
+        }
       }
       add_super_block(a, slot, f, acc);
     });
