@@ -32,21 +32,28 @@ DB_PANEL_INLINE void load_nibbles(const uint8_t* codes, __m512i (&c)[8]) {
 
 __m512 load_halves(const uint8_t* p) { return _mm512_cvtph_ps(load256(p)); }
 
-// How far ahead of the block being computed its codes are prefetched.
-constexpr int64_t kPrefetchBytes = 4096;
+// How far ahead of the bytes being computed on its weights are prefetched.
+constexpr int64_t kPrefetchBytes = 8192;
 
-// Prefetches `bytes` bytes from kPrefetchBytes past `codes` into L2: the codes
-// are streamed past the group's end into the next group (the order the driver
-// walks them in); a wide group is tens of KB, and the hardware prefetcher
-// alone keeps too few lines in flight. L2, not L1: a single-token product
-// streams its weights from memory, and prefetches into L1 hold the few L1
-// miss buffers, which caps one core's stream (AVX-512 VNNI on Zen 4: 2 KB
-// ahead into L1 streamed a 1.1 GB model at about 18 GB/s, 4 KB into L2 at
-// about 26 GB/s; products of many tokens read each block from L2 many times
-// either way and did not change).
-void prefetch_ahead(const uint8_t* codes, int64_t bytes) {
-  const uint8_t* ahead = codes + kPrefetchBytes;
+// Prefetches into L2 every cache line of the `bytes` bytes that start
+// kPrefetchBytes past `from`. The kernels call it once per block with that
+// block's slice of its group's bytes, codes and headers together (block b:
+// group + b * block bytes, block bytes long), so the calls of one group cover
+// all of its bytes shifted kPrefetchBytes ahead, into the groups the driver
+// walks next. A wide group is tens of KB, and the hardware prefetcher alone
+// keeps too few lines in flight. L2, not L1: a single-token product streams
+// its weights from memory, and prefetches into L1 hold the few L1 miss
+// buffers, which caps one core's stream. Headers too: prefetching the codes
+// alone left every header line (one in nine of a Q4_0 stream) to miss. Single
+// token, AVX-512 VNNI on Zen 5, one / two threads: codes only 4 KB ahead vs
+// this, Q4_0 32768 x 2048 25.6 / 48.9 vs 31.4 / 64.3 GB/s, Q4_K 27.5 / 53.8
+// vs 41.5 / 73.9, Q8_0 49152 x 576 37 / 57 vs 47 / 90; 4, 12 and 16 KB ahead
+// were within noise of 8 KB or worse for some format; products of many
+// tokens read each block from L2 many times and did not change.
+DB_PANEL_INLINE void prefetch_ahead(const uint8_t* from, int64_t bytes) {
+  const uint8_t* ahead = from + kPrefetchBytes;
   for (int64_t l = 0; l < bytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(ahead + l), _MM_HINT_T1);
+  if (bytes % 64 != 0) _mm_prefetch(reinterpret_cast<const char*>(ahead + bytes - 1), _MM_HINT_T1);
 }
 
 // acc + the dot products of the 16 lanes of w with the 4 bytes at p (signed),

@@ -48,9 +48,12 @@ struct SuperBlocks {
   int64_t slot(int64_t b) const { return slot0 + b * kActTileTokens; }
   // The activation codes of chunk c of super-block b for the tile's token row 0.
   const int8_t* acts(const QuantizedActs& a, int64_t b, int c) const { return tile_acts(a, slot(b), row0) + 32 * c; }
-  // Prefetches an eighth of super-block b's codes ahead (eighth e).
+  // Prefetches ahead an eighth of super-block b's slice of the group's bytes,
+  // codes and header (eighth e; see avx512vnni::prefetch_ahead()).
   void prefetch(int64_t b, int e) const {
-    avx512vnni::prefetch_ahead(codes(b) + e * (F::kCodeBytes / 8), F::kCodeBytes / 8);
+    constexpr int64_t kEighth = (F::kCodeBytes + F::kHeaderBytes) / 8;
+    static_assert((F::kCodeBytes + F::kHeaderBytes) % 8 == 0);
+    avx512vnni::prefetch_ahead(group + (8 * b + e) * kEighth, kEighth);
   }
 };
 

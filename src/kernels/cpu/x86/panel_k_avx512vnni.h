@@ -57,7 +57,7 @@ DB_PANEL_INLINE const int8_t* chunk_acts(const QuantizedActs& a, int64_t slot, i
 }
 
 // Zeroes acc, then calls body(slot, codes, header) for each super-block of the
-// group, its codes prefetched ahead; slot + j is token t0 + j's activation
+// group, its bytes prefetched ahead (see prefetch_ahead()); slot + j is token t0 + j's activation
 // slot in that super-block.
 template <class F, int NT, class Body>
 void for_each_super_block(const GemmTile& t, const uint8_t* group, __m512 (&acc)[NT], const Body& body) {
@@ -65,7 +65,8 @@ void for_each_super_block(const GemmTile& t, const uint8_t* group, __m512 (&acc)
   for (int j = 0; j < NT; ++j) acc[j] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* codes = group + b * F::kCodeBytes;
-    prefetch_ahead(codes, F::kCodeBytes);
+    constexpr int64_t kBlockBytes = F::kCodeBytes + F::kHeaderBytes;
+    prefetch_ahead(group + b * kBlockBytes, kBlockBytes);
     body(slot0 + b * kActTileTokens, codes, group + nb * F::kCodeBytes + b * F::kHeaderBytes);
   }
 }
