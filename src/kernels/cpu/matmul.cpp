@@ -114,8 +114,16 @@ constexpr int64_t kMinFloatPanelChunks = 16;
 constexpr int64_t kFloatPanelGroupsPerChunk = 4;
 
 // Weight bytes per work chunk handed to a thread: small enough that a thread
-// the OS preempts holds up little, large enough to amortize the hand-off.
-constexpr int64_t kChunkWeightBytes = 64 * 1024;
+// the OS preempts holds up little, large enough to amortize the hand-off and
+// the chunk's start, where the weights' prefetches have yet to run ahead (a
+// chunk's last prefetches fetch the next chunk's start, which another thread
+// may claim). A product's chunks are a multiple of the thread count, so that
+// its equal chunks leave no thread idle at its end. Measured on SmolLM2-135M
+// decode at one sequence, two threads (Zen 5, medians of five interleaved
+// rounds): 64 KB chunks as they fell 373 tok/s, 128 KB 391, 128 KB in a
+// multiple of the threads 413, 256 KB so 423; 256 KB as they fell 288 vs 335
+// (a product under 256 KB ran on one thread).
+constexpr int64_t kChunkWeightBytes = 256 * 1024;
 // Tokens per chunk's worth of work per weight byte (see prepare()).
 constexpr int64_t kTokensPerChunkPass = 16;
 
@@ -165,7 +173,7 @@ class SharedActs {
 };
 
 Product prepare(const GemmKernels& k, IsaLevel level, const TensorView& W, const float* X, int64_t n_tokens, float* Y,
-                SharedActs& acts) {
+                SharedActs& acts, int threads) {
   Product p{};
   p.fn = kernel_for(k, W);
   DB_CHECK(p.fn != nullptr, "no " + dtype_name(W.dtype) + " kernel at level " + isa_name(level));
@@ -203,7 +211,7 @@ Product prepare(const GemmKernels& k, IsaLevel level, const TensorView& W, const
   const int64_t bytes = p.tiling.bytes * p.row_tiles;
   const int64_t token_passes = (n_tokens + kTokensPerChunkPass - 1) / kTokensPerChunkPass;
   const int64_t chunks = (bytes + kChunkWeightBytes - 1) / kChunkWeightBytes * token_passes;
-  p.n_chunks = std::clamp<int64_t>(chunks, 1, p.row_tiles);
+  p.n_chunks = std::clamp<int64_t>((chunks + threads - 1) / threads * threads, 1, p.row_tiles);
   if (p.float_panels && n_tokens > kPanelTileTokens) {
     // Several groups per chunk, so that a block of the tokens' elements stays
     // in L2 while the chunk's groups pass over it (run_float_panels).
@@ -286,7 +294,7 @@ void matmul_group_isa(IsaLevel level, const MatmulTask* tasks, int n_tasks, cons
   Product products[kMaxTasks];
   int64_t first_chunk[kMaxTasks + 1] = {0};
   for (int i = 0; i < n_tasks; ++i) {
-    products[i] = prepare(k, level, *tasks[i].w, X, n_tokens, tasks[i].y, acts);
+    products[i] = prepare(k, level, *tasks[i].w, X, n_tokens, tasks[i].y, acts, pool.size());
     if (tasks[i].w->rows() == 0) products[i].n_chunks = 0;
     first_chunk[i + 1] = first_chunk[i] + products[i].n_chunks;
   }
@@ -326,7 +334,7 @@ void matmul_swiglu(const TensorView& gate, const TensorView& up, const float* X,
   }
   const GemmKernels& k = gemm_kernels(level);
   SharedActs acts(k, X, n_tokens, gate.cols(), pool);
-  Product g = prepare(k, level, gate, X, n_tokens, out, acts);
+  Product g = prepare(k, level, gate, X, n_tokens, out, acts, pool.size());
   if (const GemmSwigluTileFn fused = fused_swiglu_for(k, gate, up)) {
     const auto* up0 = static_cast<const uint8_t*>(up.data);
     const auto kernel = [&](const GemmTile& t, int64_t rt) { fused(t, up0 + rt * g.tiling.bytes); };
@@ -335,7 +343,7 @@ void matmul_swiglu(const TensorView& gate, const TensorView& up, const float* X,
     });
     return;
   }
-  Product u = prepare(k, level, up, X, n_tokens, up_scratch, acts);
+  Product u = prepare(k, level, up, X, n_tokens, up_scratch, acts, pool.size());
   if (g.tiling.rows != u.tiling.rows) {  // differently laid out: the chunks would cover different rows
     matmul_group_isa(level, tasks, 2, X, n_tokens, pool);
     for (int64_t t = 0; t < n_tokens; ++t) swiglu(out + t * rows, up_scratch + t * rows, rows, out + t * rows);
