@@ -30,15 +30,20 @@ struct Q8_0Format {
   static constexpr int64_t kCodeBytes = 512, kHeaderBytes = 32;
 };
 
-// How many blocks ahead of the one being computed its codes are prefetched.
+// How many blocks ahead of the one being computed its bytes are prefetched.
 constexpr int64_t kPrefetchBlocks32 = 8;
 
-// Prefetches `bytes` bytes from `ahead` bytes past `codes`: the codes are
-// streamed in the order the driver walks them (into the next group past this
-// one's end), and the hardware prefetcher alone keeps too few lines in flight
-// when a block's codes are read for a single token.
-void prefetch_ahead(const uint8_t* codes, int64_t bytes, int64_t ahead) {
-  for (int64_t l = 0; l < bytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(codes + ahead + l), _MM_HINT_T0);
+// Prefetches every cache line of the `bytes` bytes that start `ahead` bytes
+// past `from`. Called once per block with that block's slice of its group's
+// bytes, codes and headers together (block b: group + b * block bytes, block
+// bytes long), so the calls of a group cover all of its bytes, streamed in
+// the order the driver walks them (into the next group past this one's end):
+// the hardware prefetcher alone keeps too few lines in flight when a block is
+// read for a single token, and prefetching the codes alone left every header
+// line to miss.
+void prefetch_ahead(const uint8_t* from, int64_t bytes, int64_t ahead) {
+  for (int64_t l = 0; l < bytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(from + ahead + l), _MM_HINT_T0);
+  if (bytes % 64 != 0) _mm_prefetch(reinterpret_cast<const char*>(from + ahead + bytes - 1), _MM_HINT_T0);
 }
 
 // One token's activation terms in a block, broadcast: its scale d, d * sum(q)
@@ -165,7 +170,8 @@ struct Block32Products {
     const int64_t slot0 = act_slot(*t.acts, t.t0, 0);  // token t0 + j's block b: slot0 + b * kActTileTokens + j
     for (int64_t b = 0; b < nb; ++b) {
       const uint8_t* codes = group + b * W::kCodeBytes;
-      prefetch_ahead(codes, W::kCodeBytes, kPrefetchBlocks32 * W::kCodeBytes);
+      constexpr int64_t kBlockBytes = W::kCodeBytes + W::kHeaderBytes;
+      prefetch_ahead(group + b * kBlockBytes, kBlockBytes, kPrefetchBlocks32 * kBlockBytes);
       const int64_t slot = slot0 + b * kActTileTokens;
       auto& sums = pass_sums<NT>(acc);
       if constexpr (W::kZeroPoint == 128)
