@@ -27,13 +27,17 @@ inline constexpr int64_t kKLowBytes = 2048;
 inline constexpr int64_t kKScaleBytes = 256;
 
 // The regions of a K-quant format's super-block as constants, for the vector
-// kernels: the scale region's offset, the codes' and the header's sizes.
+// kernels: the scale region's offset, the codes' and the header's sizes, and
+// a super-block's slice of its group's bytes (codes and header: the unit the
+// kernels prefetch by, in eighths).
 template <DType T>
 struct KFormat {
   static constexpr int64_t kHighBytes = T == DType::Q6_K ? 1024 : T == DType::Q5_K ? 512 : 0;
   static constexpr int64_t kScales = kKLowBytes + kHighBytes;  // offset of the scale region
   static constexpr int64_t kCodeBytes = kScales + kKScaleBytes;
   static constexpr int64_t kHeaderBytes = T == DType::Q6_K ? 32 : 64;
+  static constexpr int64_t kBlockBytes = kCodeBytes + kHeaderBytes;
+  static_assert(kBlockBytes % 8 == 0);
 };
 
 // Bytes of the high-bit region (0, 512 or 1024).

@@ -32,8 +32,6 @@ using Q8_0Format = Block32Format<avx512vnni::Q8_0Block>;
 
 template <class W>
 struct Block32Products {
-  // A block's slice of its group's bytes (codes and header; see avx512vnni::prefetch_ahead()).
-  static constexpr int64_t kBlockBytes = W::kCodeBytes + W::kHeaderBytes;
   // sum[j] += block b's term for token j, from the block's C tile c (token j in row row0 + j).
   template <int NT>
   static DB_PANEL_INLINE void fold(const QuantizedActs& a, int64_t slot, const uint8_t* header, const int32_t* c,
@@ -54,7 +52,7 @@ struct Block32Products {
   static void stage_steps(const uint8_t* group, int64_t nb, uint8_t* dst) {
     for (int64_t b = 0; b < nb / 4 * 4; ++b) {
       const uint8_t* codes = group + b * W::kCodeBytes;
-      avx512vnni::prefetch_ahead(group + b * kBlockBytes, kBlockBytes);
+      avx512vnni::prefetch_ahead(group + b * W::kBlockBytes, W::kBlockBytes);
       W::stage(codes, dst + 512 * b);
     }
   }
@@ -101,7 +99,7 @@ struct Block32Products {
     const int8_t* tile_acts = a.qs + (slot0 - row0) * kQK;  // the activation tile's block 0, token row 0
     constexpr int64_t kBlockActs = kActTileTokens * kQK;    // bytes between a tile's consecutive blocks
     const auto stage = [&](int64_t b, uint8_t* dst) {
-      avx512vnni::prefetch_ahead(group + b * kBlockBytes, kBlockBytes);
+      avx512vnni::prefetch_ahead(group + b * W::kBlockBytes, W::kBlockBytes);
       W::stage(group + b * W::kCodeBytes, dst);
     };
     const auto acts = [&](int64_t b) { return tile_acts + b * kBlockActs; };

@@ -20,6 +20,7 @@ struct Nibble32 {
   static constexpr int kZeroPoint = ZeroPoint;
   static constexpr bool kHasMin = HasMin;
   static constexpr int64_t kCodeBytes = 256, kHeaderBytes = HasMin ? 64 : 32;
+  static constexpr int64_t kBlockBytes = kCodeBytes + kHeaderBytes;  // a block's slice of its group's bytes
 };
 using Q4_0Format = Nibble32<8, false>;
 using Q4_1Format = Nibble32<0, true>;
@@ -28,6 +29,7 @@ struct Q8_0Format {
   static constexpr int kZeroPoint = 128;
   static constexpr bool kHasMin = false;
   static constexpr int64_t kCodeBytes = 512, kHeaderBytes = 32;
+  static constexpr int64_t kBlockBytes = kCodeBytes + kHeaderBytes;  // a block's slice of its group's bytes
 };
 
 // How many blocks ahead of the one being computed its bytes are prefetched.
@@ -170,8 +172,7 @@ struct Block32Products {
     const int64_t slot0 = act_slot(*t.acts, t.t0, 0);  // token t0 + j's block b: slot0 + b * kActTileTokens + j
     for (int64_t b = 0; b < nb; ++b) {
       const uint8_t* codes = group + b * W::kCodeBytes;
-      constexpr int64_t kBlockBytes = W::kCodeBytes + W::kHeaderBytes;
-      prefetch_ahead(group + b * kBlockBytes, kBlockBytes, kPrefetchBlocks32 * kBlockBytes);
+      prefetch_ahead(group + b * W::kBlockBytes, W::kBlockBytes, kPrefetchBlocks32 * W::kBlockBytes);
       const int64_t slot = slot0 + b * kActTileTokens;
       auto& sums = pass_sums<NT>(acc);
       if constexpr (W::kZeroPoint == 128)

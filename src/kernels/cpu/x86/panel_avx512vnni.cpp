@@ -38,8 +38,7 @@ void Block32Products<W>::products(const GemmTile& t, const uint8_t* group, __m51
   for (int j = 0; j < NT; ++j) sum[j] = _mm512_setzero_ps();
   const int64_t slot0 = act_slot(a, t.t0, 0);  // token t0 + j's block b: slot0 + b * kActTileTokens + j
   for (int64_t b = 0; b < nb; ++b) {
-    constexpr int64_t kBlockBytes = W::kCodeBytes + W::kHeaderBytes;
-    prefetch_ahead(group + b * kBlockBytes, kBlockBytes);
+    prefetch_ahead(group + b * W::kBlockBytes, W::kBlockBytes);
     W w;
     w.load(group + b * W::kCodeBytes, headers + b * W::kHeaderBytes);
     const int64_t slot = slot0 + b * kActTileTokens;

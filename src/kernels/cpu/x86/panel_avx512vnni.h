@@ -99,6 +99,7 @@ struct PanelBlock {
   static constexpr int kZeroPoint = ZeroPoint;
   static constexpr bool kHasMin = HasMin;
   static constexpr int64_t kCodeBytes = 4 * Bits * 16, kHeaderBytes = HasMin ? 64 : 32;
+  static constexpr int64_t kBlockBytes = kCodeBytes + kHeaderBytes;  // a block's slice of its group's bytes
   __m512i c[8];
   __m512 d, m;
   void load(const uint8_t* codes, const uint8_t* header) {

@@ -51,8 +51,7 @@ struct SuperBlocks {
   // Prefetches ahead an eighth of super-block b's slice of the group's bytes,
   // codes and header (eighth e; see avx512vnni::prefetch_ahead()).
   void prefetch(int64_t b, int e) const {
-    constexpr int64_t kEighth = (F::kCodeBytes + F::kHeaderBytes) / 8;
-    static_assert((F::kCodeBytes + F::kHeaderBytes) % 8 == 0);
+    constexpr int64_t kEighth = F::kBlockBytes / 8;
     avx512vnni::prefetch_ahead(group + (8 * b + e) * kEighth, kEighth);
   }
 };

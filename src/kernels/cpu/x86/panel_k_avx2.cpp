@@ -75,8 +75,7 @@ constexpr int64_t kPrefetchSuperBlocks = 2;
 // headers, as prefetching the codes alone left every header line to miss.
 template <class F>
 DB_PANEL_INLINE void prefetch_eighth(const uint8_t* slice, int c) {
-  constexpr int64_t kEighth = (F::kCodeBytes + F::kHeaderBytes) / 8;
-  static_assert((F::kCodeBytes + F::kHeaderBytes) % 8 == 0);
+  constexpr int64_t kEighth = F::kBlockBytes / 8;
   const uint8_t* ahead = slice + (kPrefetchSuperBlocks * 8 + c) * kEighth;
   for (int64_t l = 0; l < kEighth; l += 64) _mm_prefetch(reinterpret_cast<const char*>(ahead + l), _MM_HINT_T0);
   if (kEighth % 64 != 0) _mm_prefetch(reinterpret_cast<const char*>(ahead + kEighth - 1), _MM_HINT_T0);
@@ -118,7 +117,7 @@ DB_PANEL_INLINE void for_each_super_block(const GemmTile& t, const uint8_t* grou
     for (int j = 0; j < NT; ++j) acc[h][j] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* codes = group + b * F::kCodeBytes;
-    const uint8_t* slice = group + b * (F::kCodeBytes + F::kHeaderBytes);
+    const uint8_t* slice = group + b * F::kBlockBytes;
     body(acts, slot0 + b * kActTileTokens, codes, group + nb * F::kCodeBytes + b * F::kHeaderBytes, slice,
          pass_sums<NT>(acc));
   }

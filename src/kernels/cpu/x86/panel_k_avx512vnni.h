@@ -65,8 +65,7 @@ void for_each_super_block(const GemmTile& t, const uint8_t* group, __m512 (&acc)
   for (int j = 0; j < NT; ++j) acc[j] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* codes = group + b * F::kCodeBytes;
-    constexpr int64_t kBlockBytes = F::kCodeBytes + F::kHeaderBytes;
-    prefetch_ahead(group + b * kBlockBytes, kBlockBytes);
+    prefetch_ahead(group + b * F::kBlockBytes, F::kBlockBytes);
     body(slot0 + b * kActTileTokens, codes, group + nb * F::kCodeBytes + b * F::kHeaderBytes);
   }
 }
