@@ -35,12 +35,23 @@ using GemmTileFn = void (*)(const GemmTile& tile);
 // bit what the tile kernel run on each followed by swiglu() gives.
 using GemmSwigluTileFn = void (*)(const GemmTile& tile, const uint8_t* up);
 
+// Writes a Panels16 group's weights (its `cols` elements of 16 rows) into
+// `out` in a kernel's expanded form (a layout private to that kernel).
+using PanelExpandFn = void (*)(const uint8_t* group, int64_t cols, uint8_t* out);
+
 // The kernels of one Panels16 format (kernels/cpu/panels.h).
 struct PanelKernels {
   GemmTileFn gemm;
   GemmSwigluTileFn swiglu;  // null: no fused gate
   int max_tokens = 0;       // largest nt per call: 0 = kPanelTileTokens, else a multiple of it (t0 then
                             // a multiple of max_tokens)
+  // Optional, for groups that several token tiles pass over: `expand` unpacks
+  // a group once (expanded_block_bytes per block of the format), and
+  // `expanded` is `gemm` reading GemmTile.w as that expanded group, with the
+  // same results bit for bit.
+  PanelExpandFn expand = nullptr;
+  GemmTileFn expanded = nullptr;
+  int64_t expanded_block_bytes = 0;
 };
 
 // Kernels of one ISA level, per weight dtype (null = not provided at this level).

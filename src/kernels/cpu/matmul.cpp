@@ -8,6 +8,7 @@
 // tokens of the batch.
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "kernels/cpu/activations.h"
 #include "kernels/cpu/matmul_dispatch.h"
@@ -130,6 +131,8 @@ constexpr int64_t kTokensPerChunkPass = 16;
 // One product of a group, ready to run: its kernel, tile template and chunking.
 struct Product {
   GemmTileFn fn;
+  const PanelKernels* expanded = nullptr;  // set: expand each group once for its token tiles
+  int64_t expanded_bytes = 0;              // bytes of one expanded group
   GemmTile base;
   RowTiling tiling;
   int64_t rows;
@@ -212,6 +215,13 @@ Product prepare(const GemmKernels& k, IsaLevel level, const TensorView& W, const
   const int64_t token_passes = (n_tokens + kTokensPerChunkPass - 1) / kTokensPerChunkPass;
   const int64_t chunks = (bytes + kChunkWeightBytes - 1) / kChunkWeightBytes * token_passes;
   p.n_chunks = std::clamp<int64_t>((chunks + threads - 1) / threads * threads, 1, p.row_tiles);
+  if (W.layout == TensorLayout::Panels16 && n_tokens > kPanelTileTokens && p.chunk_tokens > kPanelTileTokens) {
+    const PanelKernels& pk = k.panel[panel_index(W.dtype)];
+    if (pk.expand != nullptr && !p.float_panels) {
+      p.expanded = &pk;
+      p.expanded_bytes = W.cols() / panel_block_elems(W.dtype) * pk.expanded_block_bytes;
+    }
+  }
   if (p.float_panels && n_tokens > kPanelTileTokens) {
     // Several groups per chunk, so that a block of the tokens' elements stays
     // in L2 while the chunk's groups pass over it (run_float_panels).
@@ -249,8 +259,34 @@ void run_float_panels(const Product& p, int64_t n_tokens, int64_t c) {
   }
 }
 
+// Runs chunk c of a product whose groups have an expanded form: each group is
+// expanded once into this thread's scratch, then every token tile of the
+// token chunk passes over the expansion. Q6_K, AVX-512 VNNI on Zen 5, one
+// thread, 32768 x 2048 / 8960 x 1536: 64 tokens 235 -> 262 / 254 -> 249
+// GMAC/s, 512 tokens 226 -> 281 / 225 -> 279; the 1.5B-shape step of 64
+// sequences (its Q6_K head) 263 -> 285 tok/s.
+void run_expanded_chunk(const Product& p, int64_t n_tokens, int64_t c) {
+  thread_local std::vector<uint8_t> scratch;
+  const PanelKernels& pk = *p.expanded;
+  const auto bytes = static_cast<size_t>(p.expanded_bytes);
+  if (scratch.size() < bytes + 64) scratch.resize(bytes + 64);
+  uint8_t* group = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;
+  int64_t expanded_tile = -1;
+  const auto kernel = [&](const GemmTile& t, int64_t rt) {
+    if (rt != expanded_tile) {
+      pk.expand(t.w, t.cols, group);
+      expanded_tile = rt;
+    }
+    GemmTile e = t;
+    e.w = group;
+    pk.expanded(e);
+  };
+  run_tiles(p.tiling, kernel, p.base, p.rows, n_tokens, p.chunk_tokens, p.tile_begin(c), p.tile_begin(c + 1));
+}
+
 void run_chunk(const Product& p, int64_t n_tokens, int64_t c) {
   if (p.float_panels) return run_float_panels(p, n_tokens, c);
+  if (p.expanded != nullptr) return run_expanded_chunk(p, n_tokens, c);
   run_tiles(p.tiling, [&p](const GemmTile& t, int64_t) { p.fn(t); }, p.base, p.rows, n_tokens, p.chunk_tokens,
             p.tile_begin(c), p.tile_begin(c + 1));
 }
