@@ -92,6 +92,12 @@ void decode_long(benchmark::State& state, IsaLevel isa, int threads) {
   run(state, p, isa, threads);
 }
 
+// One short sequence's decode step (a chat's first replies): fixed costs dominate.
+void decode_short(benchmark::State& state, IsaLevel isa, int threads) {
+  static const Problem p({127}, {1});
+  run(state, p, isa, threads);
+}
+
 // A 64-row prompt chunk late in a long sequence (chunked prefill).
 void chunk_long(benchmark::State& state, IsaLevel isa, int threads) {
   static const Problem p({4032}, {64});
@@ -105,6 +111,7 @@ void register_all() {
       benchmark::RegisterBenchmark(("Prefill512" + suffix).c_str(), prefill, isa, t)->Unit(benchmark::kMillisecond);
       benchmark::RegisterBenchmark(("Decode64x200" + suffix).c_str(), decode, isa, t)->Unit(benchmark::kMicrosecond);
       benchmark::RegisterBenchmark(("Decode1x4096" + suffix).c_str(), decode_long, isa, t)->Unit(benchmark::kMicrosecond);
+      benchmark::RegisterBenchmark(("Decode1x128" + suffix).c_str(), decode_short, isa, t)->Unit(benchmark::kMicrosecond);
       benchmark::RegisterBenchmark(("Chunk64at4096" + suffix).c_str(), chunk_long, isa, t)->Unit(benchmark::kMicrosecond);
     }
   }
