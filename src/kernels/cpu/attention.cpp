@@ -21,7 +21,7 @@ void prefetch_kv_chunk(const AttentionQueries& qs, const PagedKVLayer& kv, const
   chunk_slots(table, qs.block_size, first, n, slots);
   const int64_t head_bytes = int64_t{kv.head_dim} * static_cast<int64_t>(block_bytes(kv.dtype));
   for (int r = 0; r < n; ++r) {
-    const int64_t offset = (slots[r] * kv.n_kv_heads + h0) * head_bytes;
+    const int64_t offset = kv_cache_row(slots[r], kv.n_kv_heads, h0) * head_bytes;
     for (int64_t b = 0; b < n_heads * head_bytes; b += 64) {
       __builtin_prefetch(static_cast<const char*>(kv.k) + offset + b, 0, 3);
       __builtin_prefetch(static_cast<const char*>(kv.v) + offset + b, 0, 3);

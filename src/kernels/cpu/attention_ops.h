@@ -41,6 +41,10 @@ inline size_t tile_scratch_floats(int rows, int kv_heads, int group, int d) {
   return 3 * kKeysPerChunk * dpad + n_q * (2 * dpad + 32) + 128;
 }
 
+// The cache row of kv head `head` at `slot`: rows of head_dim elements,
+// slot-major (each slot holds its n_kv_heads heads in order).
+inline int64_t kv_cache_row(int64_t slot, int n_kv_heads, int head) { return slot * n_kv_heads + head; }
+
 // slots[r] = cache slot of position first + r (r < n) through a block table.
 inline void chunk_slots(const std::vector<int32_t>& table, int block_size, int32_t first, int n, int64_t* slots) {
   size_t block = static_cast<size_t>(first / block_size);

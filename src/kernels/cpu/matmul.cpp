@@ -217,7 +217,7 @@ Product prepare(const GemmKernels& k, IsaLevel level, const TensorView& W, const
   p.n_chunks = std::clamp<int64_t>((chunks + threads - 1) / threads * threads, 1, p.row_tiles);
   if (W.layout == TensorLayout::Panels16 && n_tokens > kPanelTileTokens && p.chunk_tokens > kPanelTileTokens) {
     const PanelKernels& pk = k.panel[panel_index(W.dtype)];
-    if (pk.expand != nullptr && !p.float_panels) {
+    if (pk.expand != nullptr) {
       p.expanded = &pk;
       p.expanded_bytes = W.cols() / panel_block_elems(W.dtype) * pk.expanded_block_bytes;
     }

@@ -317,7 +317,7 @@ void attention_tile_avx2(const AttentionOps&, const AttentionTile& t) {
       }
       const int head = it.kv_begin + h;
       if (read_f16_in_place(kv, n, slots, n_keys, qs.block_size)) {
-        const int64_t row0 = (slots[0] * kv.n_kv_heads + head) * d, stride = int64_t{kv.n_kv_heads} * d;
+        const int64_t row0 = kv_cache_row(slots[0], kv.n_kv_heads, head) * d, stride = int64_t{kv.n_kv_heads} * d;
         const ChunkRows<true> keys{static_cast<const uint16_t*>(kv.k) + row0, stride};
         const ChunkRows<true> values{static_cast<const uint16_t*>(kv.v) + row0, stride};
         fold(ts, keys, values, ts.qlist, ts.vlist, n, qs.scale);

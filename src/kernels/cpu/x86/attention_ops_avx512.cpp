@@ -366,7 +366,7 @@ void half_rows(const PagedKVLayer& kv, const int64_t* slots, int n_rows, int hea
                const uint8_t** v_rows) {
   const int64_t row_bytes = int64_t{kv.head_dim} * 2;
   for (int r = 0; r < kKeysPerChunk; ++r) {
-    const int64_t offset = (slots[r < n_rows ? r : 0] * kv.n_kv_heads + head) * row_bytes;
+    const int64_t offset = kv_cache_row(slots[r < n_rows ? r : 0], kv.n_kv_heads, head) * row_bytes;
     k_rows[r] = static_cast<const uint8_t*>(kv.k) + offset;
     v_rows[r] = static_cast<const uint8_t*>(kv.v) + offset;
   }

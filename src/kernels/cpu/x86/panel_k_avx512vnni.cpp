@@ -99,7 +99,9 @@ struct Q6KProducts {
 constexpr int64_t kQ6KExpandedChunkBytes = 8 * 64 + 2 * 64;
 constexpr int64_t kQ6KExpandedBlockBytes = 8 * kQ6KExpandedChunkBytes;
 
-void expand_q6_k_group(const uint8_t* group, int64_t cols, uint8_t* out) {
+}  // namespace
+
+void expand_q6_k(const uint8_t* group, int64_t cols, uint8_t* out) {
   using F = KFormat<DType::Q6_K>;
   const int64_t nb = cols / 256;
   const uint8_t* headers = group + nb * F::kCodeBytes;
@@ -118,6 +120,8 @@ void expand_q6_k_group(const uint8_t* group, int64_t cols, uint8_t* out) {
     }
   }
 }
+
+namespace {
 
 // Q6KProducts over an expanded group (the same operations on the same values).
 struct Q6KExpandedProducts {
@@ -147,7 +151,6 @@ void panel_q4_k(const GemmTile& t) { panel_gemm<KMinProducts<DType::Q4_K>>(t); }
 void panel_q5_k(const GemmTile& t) { panel_gemm<KMinProducts<DType::Q5_K>>(t); }
 void panel_q6_k(const GemmTile& t) { panel_gemm<Q6KProducts>(t); }
 void panel_q6_k_expanded(const GemmTile& t) { panel_gemm<Q6KExpandedProducts>(t); }
-void expand_q6_k(const uint8_t* group, int64_t cols, uint8_t* out) { expand_q6_k_group(group, cols, out); }
 int64_t q6_k_expanded_block_bytes() { return kQ6KExpandedBlockBytes; }
 void panel_swiglu_q4_k(const GemmTile& t, const uint8_t* up) { panel_gemm_swiglu<KMinProducts<DType::Q4_K>>(t, up); }
 void panel_swiglu_q5_k(const GemmTile& t, const uint8_t* up) { panel_gemm_swiglu<KMinProducts<DType::Q5_K>>(t, up); }
