@@ -67,8 +67,10 @@ void register_all() {
 }  // namespace
 
 void register_panel_tile_benchmarks();  // panel_tile_bench.cpp
+void register_swiglu_benchmarks();      // swiglu_bench.cpp
 
 void register_benchmarks() {
   register_all();
   register_panel_tile_benchmarks();
+  register_swiglu_benchmarks();
 }

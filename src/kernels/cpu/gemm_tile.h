@@ -48,10 +48,12 @@ struct PanelKernels {
   // Optional, for groups that several token tiles pass over: `expand` unpacks
   // a group once (expanded_block_bytes per block of the format), and
   // `expanded` is `gemm` reading GemmTile.w as that expanded group, with the
-  // same results bit for bit.
+  // same results bit for bit; `expanded_swiglu` is `swiglu` reading both the
+  // gate (GemmTile.w) and `up` expanded.
   PanelExpandFn expand = nullptr;
   GemmTileFn expanded = nullptr;
   int64_t expanded_block_bytes = 0;
+  GemmSwigluTileFn expanded_swiglu = nullptr;
 };
 
 // Kernels of one ISA level, per weight dtype (null = not provided at this level).

@@ -149,10 +149,11 @@ void panel_swiglu_q8_0(const GemmTile&, const uint8_t* up);
 void panel_swiglu_q4_k(const GemmTile&, const uint8_t* up);
 void panel_swiglu_q5_k(const GemmTile&, const uint8_t* up);
 void panel_swiglu_q6_k(const GemmTile&, const uint8_t* up);
-// Q6_K's expanded form (PanelKernels::expand): its expansion, its kernel and
+// Q6_K's expanded form (PanelKernels::expand): its expansion, its kernels and
 // the bytes of one expanded super-block.
 void expand_q6_k(const uint8_t* group, int64_t cols, uint8_t* out);
 void panel_q6_k_expanded(const GemmTile&);
+void panel_swiglu_q6_k_expanded(const GemmTile&, const uint8_t* up);
 int64_t q6_k_expanded_block_bytes();
 // Sets the quantized formats' entries of out (before kFirstFloatPanel), with
 // fused gates; leaves the others.

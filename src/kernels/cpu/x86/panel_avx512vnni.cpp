@@ -69,7 +69,8 @@ void panel_kernels(PanelKernels (&out)[kPanelFormats]) {
   out[2] = {panel_q8_0, panel_swiglu_q8_0};
   out[3] = {panel_q4_k, panel_swiglu_q4_k};
   out[4] = {panel_q5_k, panel_swiglu_q5_k};
-  out[5] = {panel_q6_k, panel_swiglu_q6_k, 0, expand_q6_k, panel_q6_k_expanded, q6_k_expanded_block_bytes()};
+  out[5] = {panel_q6_k,         panel_swiglu_q6_k,           0, expand_q6_k,
+            panel_q6_k_expanded, q6_k_expanded_block_bytes(), panel_swiglu_q6_k_expanded};
 }
 
 }  // namespace db::kernels::avx512vnni

@@ -151,6 +151,9 @@ void panel_q4_k(const GemmTile& t) { panel_gemm<KMinProducts<DType::Q4_K>>(t); }
 void panel_q5_k(const GemmTile& t) { panel_gemm<KMinProducts<DType::Q5_K>>(t); }
 void panel_q6_k(const GemmTile& t) { panel_gemm<Q6KProducts>(t); }
 void panel_q6_k_expanded(const GemmTile& t) { panel_gemm<Q6KExpandedProducts>(t); }
+void panel_swiglu_q6_k_expanded(const GemmTile& t, const uint8_t* up) {
+  panel_gemm_swiglu<Q6KExpandedProducts>(t, up);
+}
 int64_t q6_k_expanded_block_bytes() { return kQ6KExpandedBlockBytes; }
 void panel_swiglu_q4_k(const GemmTile& t, const uint8_t* up) { panel_gemm_swiglu<KMinProducts<DType::Q4_K>>(t, up); }
 void panel_swiglu_q5_k(const GemmTile& t, const uint8_t* up) { panel_gemm_swiglu<KMinProducts<DType::Q5_K>>(t, up); }
