@@ -1,5 +1,6 @@
 #include "util/cpu_features.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 
@@ -12,6 +13,8 @@
 
 #if defined(__linux__) && defined(DB_X86)
 #include <sys/syscall.h>
+#endif
+#if defined(__linux__)
 #include <unistd.h>
 #endif
 
@@ -98,6 +101,9 @@ CpuFeatures detect_cpu_features() {
       f.amx_bf16 = bit(l7.edx, 22);
     }
   }
+#endif
+#if defined(__linux__) && defined(_SC_LEVEL2_CACHE_SIZE)
+  f.l2_bytes = std::max(0L, sysconf(_SC_LEVEL2_CACHE_SIZE));
 #endif
   f.best = best_level(f);
   f.level = f.best;

@@ -29,6 +29,7 @@ struct CpuFeatures {
   bool amx_tile = false;     // AMX tiles present and the OS granted this process their state
   bool amx_int8 = false;     // AMX int8 tile products (meaningful only with amx_tile)
   bool amx_bf16 = false;     // AMX bf16 tile products (meaningful only with amx_tile)
+  long l2_bytes = 0;         // one core's L2 cache as the C library reports it (0: unknown)
   IsaLevel best = IsaLevel::Scalar;   // highest kernel level this CPU supports
   IsaLevel level = IsaLevel::Scalar;  // level the kernels use (best, or lower if DB_ISA asks)
   std::string level_name = "scalar";  // isa_name(level)
