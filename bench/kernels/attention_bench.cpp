@@ -1,7 +1,9 @@
 // Paged attention throughput per ISA level: a causal prefill chunk of one
 // sequence, a batched decode step, and a decode step and a prompt chunk of one
 // 4096-position sequence, with the SmolLM2-135M head layout
-// (9 query heads over 3 kv heads, head_dim 64) and an F16 cache.
+// (9 query heads over 3 kv heads, head_dim 64) and an F16 cache; and the
+// batched decode step with the DeepSeek-R1-Distill-Qwen-1.5B layout (12 over
+// 2, head_dim 128: six queries share each key), as Decode64x200Qwen.
 //
 //   kernels_attention_bench --benchmark_filter='Prefill512/avx512'
 #include <benchmark/benchmark.h>
@@ -19,18 +21,26 @@ namespace {
 using db::DType;
 using db::IsaLevel;
 
-constexpr int kHeads = 9, kKvHeads = 3, kHeadDim = 64, kBlock = 16;
+constexpr int kBlock = 16;
+
+// Query heads, kv heads and head_dim of a model.
+struct HeadLayout {
+  int heads, kv_heads, head_dim;
+};
+constexpr HeadLayout kSmolLM2{9, 3, 64}, kQwen15B{12, 2, 128};
 
 // Sequences with their query rows and a paged F16 cache holding every position they reach.
 struct Problem {
-  std::vector<uint16_t> k, v;  // [num_slots][kKvHeads][kHeadDim]
-  std::vector<float> q;        // [n_tokens][kHeads][kHeadDim]
+  HeadLayout layout;
+  std::vector<uint16_t> k, v;  // [num_slots][kv_heads][head_dim]
+  std::vector<float> q;        // [n_tokens][heads][head_dim]
   std::vector<int32_t> query_start{0}, positions;
   std::vector<std::vector<int32_t>> tables;
   int64_t num_slots = 0;
 
   // seq_rows[s] query rows per sequence, the first at position first_pos[s].
-  Problem(const std::vector<int>& first_pos, const std::vector<int>& seq_rows) {
+  Problem(const std::vector<int>& first_pos, const std::vector<int>& seq_rows, HeadLayout hl = kSmolLM2)
+      : layout(hl) {
     std::mt19937 rng(7);
     std::normal_distribution<float> normal(0.0f, 1.0f);
     int32_t next_block = 0;
@@ -42,11 +52,11 @@ struct Problem {
       query_start.push_back(query_start.back() + seq_rows[s]);
     }
     num_slots = int64_t{next_block} * kBlock;
-    k.resize(static_cast<size_t>(num_slots) * kKvHeads * kHeadDim);
+    k.resize(static_cast<size_t>(num_slots) * hl.kv_heads * hl.head_dim);
     v.resize(k.size());
     for (auto& x : k) x = db::f32_to_fp16(normal(rng));
     for (auto& x : v) x = db::f32_to_fp16(normal(rng));
-    q.resize(static_cast<size_t>(query_start.back()) * kHeads * kHeadDim);
+    q.resize(static_cast<size_t>(query_start.back()) * hl.heads * hl.head_dim);
     for (auto& x : q) x = normal(rng);
   }
 };
@@ -57,9 +67,10 @@ void run(benchmark::State& state, const Problem& p, IsaLevel isa, int threads) {
     return;
   }
   const db::kernels::AttentionQueries qs{
-      p.q.data(),      kHeads, static_cast<int>(p.tables.size()), p.query_start.data(), p.positions.data(),
-      p.tables.data(), kBlock, 1.0f / std::sqrt(float(kHeadDim))};
-  const db::kernels::PagedKVLayer kv{p.k.data(), p.v.data(), DType::F16, p.num_slots, kKvHeads, kHeadDim};
+      p.q.data(),      p.layout.heads, static_cast<int>(p.tables.size()), p.query_start.data(), p.positions.data(),
+      p.tables.data(), kBlock,         1.0f / std::sqrt(float(p.layout.head_dim))};
+  const db::kernels::PagedKVLayer kv{p.k.data(), p.v.data(),          DType::F16,
+                                     p.num_slots, p.layout.kv_heads, p.layout.head_dim};
   std::vector<float> out(p.q.size());
   db::kernels::AttentionWorkspace ws;
   db::ThreadPool pool(threads);
@@ -76,12 +87,20 @@ void prefill(benchmark::State& state, IsaLevel isa, int threads) {
   run(state, p, isa, threads);
 }
 
+// 64 sequences of about 200 positions, one query row each.
+Problem batched_decode(HeadLayout layout) {
+  std::vector<int> first(64), rows(64, 1);
+  for (int s = 0; s < 64; ++s) first[static_cast<size_t>(s)] = 180 + (s * 7) % 41;
+  return Problem(first, rows, layout);
+}
+
 void decode(benchmark::State& state, IsaLevel isa, int threads) {
-  static const Problem p = [] {
-    std::vector<int> first(64), rows(64, 1);
-    for (int s = 0; s < 64; ++s) first[static_cast<size_t>(s)] = 180 + (s * 7) % 41;  // ~200 each
-    return Problem(first, rows);
-  }();
+  static const Problem p = batched_decode(kSmolLM2);
+  run(state, p, isa, threads);
+}
+
+void decode_qwen(benchmark::State& state, IsaLevel isa, int threads) {
+  static const Problem p = batched_decode(kQwen15B);
   run(state, p, isa, threads);
 }
 
@@ -110,6 +129,8 @@ void register_all() {
       const std::string suffix = std::string("/") + db::isa_name(isa) + "/t" + std::to_string(t);
       benchmark::RegisterBenchmark(("Prefill512" + suffix).c_str(), prefill, isa, t)->Unit(benchmark::kMillisecond);
       benchmark::RegisterBenchmark(("Decode64x200" + suffix).c_str(), decode, isa, t)->Unit(benchmark::kMicrosecond);
+      benchmark::RegisterBenchmark(("Decode64x200Qwen" + suffix).c_str(), decode_qwen, isa, t)
+          ->Unit(benchmark::kMicrosecond);
       benchmark::RegisterBenchmark(("Decode1x4096" + suffix).c_str(), decode_long, isa, t)->Unit(benchmark::kMicrosecond);
       benchmark::RegisterBenchmark(("Decode1x128" + suffix).c_str(), decode_short, isa, t)->Unit(benchmark::kMicrosecond);
       benchmark::RegisterBenchmark(("Chunk64at4096" + suffix).c_str(), chunk_long, isa, t)->Unit(benchmark::kMicrosecond);
