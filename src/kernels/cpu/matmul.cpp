@@ -28,8 +28,8 @@ namespace {
 // weights from memory again for every 16 tokens and cannot expand its groups.
 // Zen 5 (1 MB L2), one thread, 1536 x 8960 (rows of 8960 elements: 16 vs 48
 // tokens per chunk), GMAC/s at 64 / 512 tokens: Q4_K 222-241 / 213-273 ->
-// 281-303 / 273, Q6_K 161-205 / 195-211 -> 205-237 / 247-257, Q4_0 unchanged
-// (245-288 / 270); 768 KB was no faster.
+// 258-303 / 230-273, Q6_K 161-205 / 195-211 -> 203-237 / 220-257, Q4_0
+// unchanged (245-288 / 270 -> 281-301 / 273-285); 768 KB was no faster.
 int64_t act_chunk_bytes() {
   static const int64_t bytes = std::clamp<int64_t>(cpu_features().l2_bytes / 2, 256 * 1024, 512 * 1024);
   return bytes;
