@@ -47,26 +47,46 @@ void quantize_row(const GemmKernels& k, const QuantizedActs& a, const float* x, 
     k.quantize_q8x256(x, a.cols, qs, d, bsums);
 }
 
-// Quantizes token t's row into its Tiles slots.
+// Quantizes token t's row into its Tiles slots. The destinations are copied
+// into locals first: the code copies are byte stores, which may alias any
+// object, so the compiler would otherwise reload every pointer per block
+// (perf shares, Zen 5, two threads: the copy 2.4% -> 0.9% of a 64-sequence
+// step of the 1.5B shape, 1.3% -> 0.9% of a 512-token SmolLM2 prompt).
 void quantize_tiled_row(const GemmKernels& k, const QuantizedActs& a, const float* x, int64_t t) {
   thread_local RowScratch row;
   row.reserve(a.cols, a.nblocks);
   quantize_row(k, a, x, row.qs.data(), row.d.data(), row.ds.data(), row.zsum.data(), row.bsums.data());
-  const int64_t slot0 = act_slot(a, t, 0);
-  for (int64_t b = 0; b < a.nblocks; ++b) {
-    const int64_t s = slot0 + b * kActTileTokens;
-    a.d[s] = row.d[b];
-    if (a.block == 32) {
-      std::memcpy(a.qs + s * 32, row.qs.data() + b * 32, 32);  // constant sizes: inline moves, no call
-      a.ds[s] = row.ds[b];
-      a.zsum[s] = row.zsum[b];
-    } else {
-      std::memcpy(a.qs + s * 256, row.qs.data() + b * 256, 256);
-      const int16_t* bsums = row.bsums.data() + 16 * b;
-      std::memcpy(a.bsums + 16 * s, bsums, 16 * sizeof(int16_t));
-      for (int g = 0; g < 16; ++g) a.zsum16[16 * s + g] = -32 * int32_t{bsums[g]};
-      for (int p = 0; p < 8; ++p) a.bsum32[8 * s + p] = static_cast<int16_t>(bsums[2 * p] + bsums[2 * p + 1]);
+  const int64_t slot0 = act_slot(a, t, 0), nblocks = a.nblocks;
+  const int8_t* const qs = row.qs.data();
+  const float* const d = row.d.data();
+  int8_t* const out_qs = a.qs;
+  float* const out_d = a.d;
+  if (a.block == 32) {
+    const float* const ds = row.ds.data();
+    const int32_t* const zsum = row.zsum.data();
+    float* const out_ds = a.ds;
+    int32_t* const out_zsum = a.zsum;
+    for (int64_t b = 0; b < nblocks; ++b) {
+      const int64_t s = slot0 + b * kActTileTokens;
+      std::memcpy(out_qs + s * 32, qs + b * 32, 32);  // constant sizes: inline moves, no call
+      out_d[s] = d[b];
+      out_ds[s] = ds[b];
+      out_zsum[s] = zsum[b];
     }
+    return;
+  }
+  const int16_t* const bsums = row.bsums.data();
+  int16_t* const out_bsums = a.bsums;
+  int32_t* const out_zsum16 = a.zsum16;
+  int16_t* const out_bsum32 = a.bsum32;
+  for (int64_t b = 0; b < nblocks; ++b) {
+    const int64_t s = slot0 + b * kActTileTokens;
+    std::memcpy(out_qs + s * 256, qs + b * 256, 256);
+    out_d[s] = d[b];
+    const int16_t* sums = bsums + 16 * b;
+    std::memcpy(out_bsums + 16 * s, sums, 16 * sizeof(int16_t));
+    for (int g = 0; g < 16; ++g) out_zsum16[16 * s + g] = -32 * int32_t{sums[g]};
+    for (int p = 0; p < 8; ++p) out_bsum32[8 * s + p] = static_cast<int16_t>(sums[2 * p] + sums[2 * p + 1]);
   }
 }
 
