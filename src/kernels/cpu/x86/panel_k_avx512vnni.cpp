@@ -101,12 +101,18 @@ constexpr int64_t kQ6KExpandedBlockBytes = 8 * kQ6KExpandedChunkBytes;
 
 }  // namespace
 
+// Reads the group as the kernels do, prefetching its bytes ahead (and so the
+// next group's): a group is expanded when the first token tile reaches it,
+// straight from memory. The 1.5B shape's Q6_K head, 64 sequences (Zen 5, two
+// threads, perf shares): head and expansion 0.186-0.187 -> 0.169-0.171 of the
+// Q4_0 products' time, the expansion 3.2% -> 2.2-2.4% of the step.
 void expand_q6_k(const uint8_t* group, int64_t cols, uint8_t* out) {
   using F = KFormat<DType::Q6_K>;
   const int64_t nb = cols / 256;
   const uint8_t* headers = group + nb * F::kCodeBytes;
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* codes = group + b * F::kCodeBytes;
+    prefetch_ahead(group + b * F::kBlockBytes, F::kBlockBytes);
     const __m512 d = load_halves(headers + b * F::kHeaderBytes);
     for (int c = 0; c < 8; ++c) {
       uint8_t* e = out + b * kQ6KExpandedBlockBytes + c * kQ6KExpandedChunkBytes;
