@@ -67,12 +67,12 @@ void bench_swiglu(benchmark::State& state, IsaLevel isa) {
   state.SetItemsProcessed(state.iterations() * kTokens * kFfn);
 }
 
-void bench_rms_norm(benchmark::State& state) {
+void bench_rms_norm(benchmark::State& state, IsaLevel isa) {
+  if (skip_unsupported(state, isa)) return;
   const auto x = gaussian(kTokens * kHidden, 4), w = gaussian(kHidden, 5);
   std::vector<float> y(x.size());
   for (auto _ : state) {
-    for (int64_t t = 0; t < kTokens; ++t)
-      db::kernels::rms_norm(x.data() + t * kHidden, w.data(), kHidden, 1e-5f, y.data() + t * kHidden);
+    db::kernels::rms_norm_rows_isa(isa, x.data(), w.data(), kTokens, kHidden, 1e-5f, y.data());
     benchmark::DoNotOptimize(y.data());
   }
   state.SetItemsProcessed(state.iterations() * kTokens * kHidden);
@@ -101,8 +101,8 @@ void register_all() {
     benchmark::RegisterBenchmark(("quantize_q8x32/" + name).c_str(), bench_quantize, isa, 32)->MinTime(0.2);
     benchmark::RegisterBenchmark(("quantize_q8x256/" + name).c_str(), bench_quantize, isa, 256)->MinTime(0.2);
     benchmark::RegisterBenchmark(("swiglu/" + name).c_str(), bench_swiglu, isa)->MinTime(0.2);
+    benchmark::RegisterBenchmark(("rms_norm/" + name).c_str(), bench_rms_norm, isa)->MinTime(0.2);
   }
-  benchmark::RegisterBenchmark("rms_norm", bench_rms_norm)->MinTime(0.2);
   benchmark::RegisterBenchmark("rope_neox", bench_rope)->MinTime(0.2);
 }
 

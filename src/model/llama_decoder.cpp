@@ -1,5 +1,6 @@
 #include "model/llama_decoder.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -29,20 +30,23 @@ void add_rows(float* x, const float* delta, int64_t n_rows, int64_t dim, ThreadP
 void rms_norm_rows(const float* x, const std::vector<float>& w, int64_t n_rows, int64_t dim, float eps, float* y,
                    ThreadPool& pool) {
   pool.parallel_for(n_rows, [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) kernels::rms_norm(x + r * dim, w.data(), dim, eps, y + r * dim);
+    kernels::rms_norm_rows(x + begin * dim, w.data(), end - begin, dim, eps, y + begin * dim);
   });
 }
 
 // x += delta, then delta = the RMSNorm of x with weights w (the next block's
-// input): one pass over the rows instead of two.
+// input): one pass over the rows instead of two, a few rows at a time (the
+// norm sums several rows at once).
 void add_rows_then_norm(float* x, float* delta, const std::vector<float>& w, int64_t n_rows, int64_t dim, float eps,
                         ThreadPool& pool) {
+  constexpr int64_t kRowsPerPass = 4;
   pool.parallel_for(n_rows, [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      float* xr = x + r * dim;
-      float* dr = delta + r * dim;
-      for (int64_t i = 0; i < dim; ++i) xr[i] += dr[i];
-      kernels::rms_norm(xr, w.data(), dim, eps, dr);
+    for (int64_t r0 = begin; r0 < end; r0 += kRowsPerPass) {
+      const int64_t rows = std::min(kRowsPerPass, end - r0);
+      float* xr = x + r0 * dim;
+      float* dr = delta + r0 * dim;
+      for (int64_t i = 0; i < rows * dim; ++i) xr[i] += dr[i];
+      kernels::rms_norm_rows(xr, w.data(), rows, dim, eps, dr);
     }
   });
 }

@@ -1,10 +1,24 @@
 #include "kernels/cpu/rms_norm.h"
 
 #include <cmath>
+#include <string>
+
+#include "util/error.h"
 
 namespace db::kernels {
 
-void rms_norm(const float* x, const float* weight, int64_t dim, float eps, float* y) {
+#if defined(__x86_64__)
+namespace avx2 {
+void rms_norm_rows(const float* x, const float* weight, int64_t n_rows, int64_t dim, float eps, float* y);
+}  // namespace avx2
+namespace avx512 {
+void rms_norm_rows(const float* x, const float* weight, int64_t n_rows, int64_t dim, float eps, float* y);
+}  // namespace avx512
+#endif
+
+namespace {
+
+void rms_norm_scalar(const float* x, const float* weight, int64_t dim, float eps, float* y) {
   // Element i adds to partial sum i % 8: eight independent chains rather than
   // one add waiting on the last (the sum was latency-bound).
   double part[8] = {};
@@ -12,10 +26,35 @@ void rms_norm(const float* x, const float* weight, int64_t dim, float eps, float
   for (; i + 8 <= dim; i += 8)
     for (int j = 0; j < 8; ++j) part[j] += static_cast<double>(x[i + j]) * x[i + j];
   for (int j = 0; i < dim; ++i, ++j) part[j] += static_cast<double>(x[i]) * x[i];
+  const float inv_rms = rms_norm_inverse(part, dim, eps);
+  for (i = 0; i < dim; ++i) y[i] = weight[i] * (x[i] * inv_rms);
+}
+
+}  // namespace
+
+float rms_norm_inverse(const double (&part)[8], int64_t dim, float eps) {
   const double sum_sq = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
   const float mean_sq = static_cast<float>(sum_sq / static_cast<double>(dim));
-  const float inv_rms = 1.0f / std::sqrt(mean_sq + eps);
-  for (i = 0; i < dim; ++i) y[i] = weight[i] * (x[i] * inv_rms);
+  return 1.0f / std::sqrt(mean_sq + eps);
+}
+
+void rms_norm_rows_isa(IsaLevel level, const float* x, const float* weight, int64_t n_rows, int64_t dim, float eps,
+                       float* y) {
+  if (!isa_supported(level))
+    throw Error(std::string("rms_norm: ISA level ") + isa_name(level) + " is not supported by this CPU");
+#if defined(__x86_64__)
+  if (level >= IsaLevel::Avx512) return avx512::rms_norm_rows(x, weight, n_rows, dim, eps, y);
+  if (level == IsaLevel::Avx2) return avx2::rms_norm_rows(x, weight, n_rows, dim, eps, y);
+#endif
+  for (int64_t r = 0; r < n_rows; ++r) rms_norm_scalar(x + r * dim, weight, dim, eps, y + r * dim);
+}
+
+void rms_norm_rows(const float* x, const float* weight, int64_t n_rows, int64_t dim, float eps, float* y) {
+  rms_norm_rows_isa(cpu_features().level, x, weight, n_rows, dim, eps, y);
+}
+
+void rms_norm(const float* x, const float* weight, int64_t dim, float eps, float* y) {
+  rms_norm_rows(x, weight, 1, dim, eps, y);
 }
 
 }  // namespace db::kernels

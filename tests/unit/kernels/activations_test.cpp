@@ -5,21 +5,15 @@
 #include <cmath>
 #include <cstring>
 #include <iterator>
-#include <random>
 #include <vector>
 
 #include "kernels/cpu/activations.h"
+#include "test_weights.h"
 
 namespace db::kernels {
 namespace {
 
-std::vector<float> random_floats(size_t n, uint32_t seed, float scale) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, scale);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
+using testing::random_floats;
 
 class SwigluIsa : public ::testing::TestWithParam<IsaLevel> {};
 

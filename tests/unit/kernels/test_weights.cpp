@@ -67,6 +67,14 @@ TestWeights make_weights(DType dtype, int64_t rows, int64_t cols, uint32_t seed)
   return w;
 }
 
+std::vector<float> random_floats(size_t n, uint32_t seed, float scale) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, scale);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
 std::vector<float> make_activations(int64_t n_tokens, int64_t cols, uint32_t seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);

@@ -1,5 +1,5 @@
 // Deterministic weight matrices in every supported dtype, with their exact
-// dequantized values, for the matmul tests.
+// dequantized values, and random inputs, for the kernel tests.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -19,6 +19,9 @@ struct TestWeights {
 // Random weights: quantized from Gaussian floats where a quantizer exists,
 // random valid blocks (sane fp16 super-block scales) for K-quants.
 TestWeights make_weights(DType dtype, int64_t rows, int64_t cols, uint32_t seed);
+
+// n Gaussian floats of standard deviation `scale`.
+std::vector<float> random_floats(size_t n, uint32_t seed, float scale);
 
 // n_tokens rows of Gaussian activations whose scale varies per token.
 std::vector<float> make_activations(int64_t n_tokens, int64_t cols, uint32_t seed);
