@@ -278,14 +278,15 @@ void run_float_panels(const Product& p, int64_t n_tokens, int64_t c) {
 
 // Runs chunk c of a product whose groups have an expanded form: each group is
 // expanded once into this thread's scratch, then every token tile of the
-// token chunk passes over the expansion. Meanwhile each token tile prefetches
-// a slice of the next group, which its expansion then reads from L2, not
-// memory (the 1.5B shape's Q6_K head with 64 sequences, Zen 5, two threads,
-// perf shares: head and expansion 0.171-0.173 -> 0.159-0.160 of the Q4_0
-// products' time). Q6_K, AVX-512 VNNI on Zen 5, one
+// token chunk passes over the expansion. Q6_K, AVX-512 VNNI on Zen 5, one
 // thread, 32768 x 2048 / 8960 x 1536: 64 tokens 235 -> 262 / 254 -> 249
 // GMAC/s, 512 tokens 226 -> 281 / 225 -> 279; the 1.5B-shape step of 64
 // sequences (its Q6_K head) 263 -> 285 tok/s.
+//
+// Meanwhile each token tile prefetches a slice of the next group, which its
+// expansion then reads from L2, not memory (the 1.5B shape's Q6_K head with
+// 64 sequences, Zen 5, two threads, perf shares: head and expansion
+// 0.171-0.173 -> 0.159-0.160 of the Q4_0 products' time).
 //
 // With `up` (the up weights of a fused gate whose gate is p), both groups are
 // expanded and the fused kernel runs over the two expansions. Q6_K gate and up
