@@ -13,7 +13,9 @@
 
 namespace db::kernels {
 
-float rms_norm_inverse(const double (&part)[8], int64_t dim, float eps);  // rms_norm.cpp
+// Declared here as well as in rms_norm.h, whose cpu_features.h (std::string
+// members) the ISA-specific files must not include; defined in rms_norm.cpp.
+float rms_norm_inverse(const double (&part)[8], int64_t dim, float eps);
 
 namespace {
 
