@@ -106,10 +106,8 @@ void pack_float_panels(DType t, const uint8_t* src, int64_t src_stride, int64_t 
 
 bool is_float_panel(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
 
-int64_t panel_code_offset(int r, int k) { return ((k / 4) * kPanelRows + r) * 4 + k % 4; }
-
 void put_chunk_codes(uint8_t* chunk, int r, const uint8_t* bytes, int n) {
-  for (int k = 0; k < n; k += 4) std::memcpy(chunk + ((k / 4) * kPanelRows + r) * 4, bytes + k, 4);
+  for (int k = 0; k < n; k += 4) std::memcpy(chunk + panel_code_offset(r, k), bytes + k, 4);
 }
 
 int panel_index(DType t) {

@@ -12,8 +12,8 @@ namespace db::kernels {
 // chunk + panel_code_offset(r, k), in runs of 4.
 void put_chunk_codes(uint8_t* chunk, int r, const uint8_t* bytes, int n);
 
-// ORs row r's part of the GGUF block into codes (which start zeroed) and
-// writes its header fields.
+// Writes row r's part of the GGUF block into its group's codes (row r's bytes
+// only: the other rows' are left as they are) and its header fields.
 void pack_block_k(DType t, const uint8_t* block, int r, uint8_t* codes, uint8_t* header);
 // Writes row r's GGUF block (block_bytes(t) bytes) from codes and headers.
 void unpack_block_k(DType t, const uint8_t* codes, const uint8_t* header, int r, uint8_t* block);

@@ -93,38 +93,74 @@ LowSource low_source(DType t, const uint8_t* block, int c) {
   return {block + qs + 32 * (c / 2), c % 2};  // chunk 2c0 + n is nibble n of qs[32c0 ..]
 }
 
-// ORs the high bits of row r's elements into the panel's high-bit registers
-// (the byte and bit of each: k_code_slot, restated here with constant strides
-// because calling it per element makes loading a Q4_K_M file a third slower).
+// The packer reads the GGUF bytes as little-endian words and works on four or
+// eight bytes at once (SWAR): each output word is one row's 4-byte run of a
+// 64-byte register (see panel_k_layout.h), written once.
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the K-quant packer reads little-endian words");
+
+uint32_t load32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+uint64_t load64(const uint8_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
+void store32(uint8_t* p, uint32_t v) { std::memcpy(p, &v, 4); }
+
+// Row r's 4-byte run of the 64-byte register at codes + reg_offset.
+uint8_t* lane(uint8_t* codes, int64_t reg_offset, int r) { return codes + reg_offset + 4 * r; }
+
+// Row r's 16 low-nibble bytes of one chunk (byte j: element j's nibble, then
+// element j + 16's above it), as the four runs of put_chunk_codes.
+void pack_low_chunk(const LowSource& s, int r, uint8_t* chunk) {
+  constexpr uint64_t kNibbles = 0x0F0F0F0F0F0F0F0FULL;
+  const int shift = 4 * s.nibble;
+  for (int half = 0; half < 2; ++half) {  // bytes 8 half .. 8 half + 7
+    const uint64_t lo = (load64(s.x + 8 * half) >> shift) & kNibbles;
+    const uint64_t hi = (load64(s.x + 16 + 8 * half) >> shift) & kNibbles;
+    const uint64_t bytes = lo | (hi << 4);
+    store32(chunk + panel_code_offset(r, 8 * half), static_cast<uint32_t>(bytes));
+    store32(chunk + panel_code_offset(r, 8 * half + 4), static_cast<uint32_t>(bytes >> 32));
+  }
+}
+
+// Writes the high bits of row r's elements into the panel's high-bit
+// registers (the byte and bit of each: k_code_slot).
+//   Q6_K: chunk c's register 2c + h, byte e holds at bits 2i the two high bits
+//         of element 16h + 4i + e, which are bits 2(c % 4) of qh[32(c / 4) + 16h + 4i + e];
+//   Q5_K: chunk c's register, byte e holds at bit i the fifth bit of element
+//         4i + e, which is bit c of qh[4i + e].
 void pack_high_bits(DType t, const uint8_t* block, int r, uint8_t* codes) {
   if (t == DType::Q6_K) {
     const uint8_t* qh = block + offsetof(BlockQ6_K, qh);
     for (int c = 0; c < 8; ++c)
-      for (int k = 0; k < 32; ++k) {
-        const int v = (qh[32 * (c / 4) + k] >> (2 * (c % 4))) & 3;
-        codes[kKLowBytes + 64 * (2 * c + k / 16) + 4 * r + k % 4] |= static_cast<uint8_t>(v << (2 * ((k / 4) % 4)));
+      for (int h = 0; h < 2; ++h) {
+        const uint8_t* src = qh + 32 * (c / 4) + 16 * h;
+        uint32_t word = 0;
+        for (int i = 0; i < 4; ++i) word |= ((load32(src + 4 * i) >> (2 * (c % 4))) & 0x03030303u) << (2 * i);
+        store32(lane(codes, kKLowBytes + 64 * (2 * c + h), r), word);
       }
   } else if (t == DType::Q5_K) {
     const uint8_t* qh = block + offsetof(BlockQ5_K, qh);
-    for (int c = 0; c < 8; ++c)
-      for (int k = 0; k < 32; ++k)
-        codes[kKLowBytes + 64 * c + 4 * r + k % 4] |= static_cast<uint8_t>(((qh[k] >> c) & 1) << (k / 4));
+    for (int c = 0; c < 8; ++c) {
+      uint32_t word = 0;
+      for (int i = 0; i < 8; ++i) word |= ((load32(qh + 4 * i) >> c) & 0x01010101u) << i;
+      store32(lane(codes, kKLowBytes + 64 * c, r), word);
+    }
   }
 }
 
 }  // namespace
 
-// Byte-wise (the load-time hot path); k_code_slot / gguf_slot state the same
+// Word-wise (the load-time hot path); k_code_slot / gguf_slot state the same
 // mapping per element, and unpack_block_k inverts it through them.
 void pack_block_k(DType t, const uint8_t* block, int r, uint8_t* codes, uint8_t* header) {
-  for (int c = 0; c < 8; ++c) {
-    const LowSource s = low_source(t, block, c);
-    const int shift = 4 * s.nibble;
-    uint8_t bytes[16];
-    for (int j = 0; j < 16; ++j)
-      bytes[j] = static_cast<uint8_t>(((s.x[j] >> shift) & 15) | (((s.x[j + 16] >> shift) & 15) << 4));
-    put_chunk_codes(codes + 256 * c, r, bytes, 16);
-  }
+  for (int c = 0; c < 8; ++c) pack_low_chunk(low_source(t, block, c), r, codes + 256 * c);
   pack_high_bits(t, block, r, codes);
   std::memcpy(header + 2 * r, block + d_offset(t), 2);
   if (t == DType::Q6_K) {

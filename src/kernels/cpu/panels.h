@@ -81,7 +81,7 @@ int64_t panel_matrix_bytes(DType t, int64_t rows, int64_t cols);
 // Byte offset, inside a 32-element chunk's codes, of row r's element k (k < 32
 // for 8-bit codes, k < 16 for 4-bit codes: element k + 16 is the same byte's
 // high nibble).
-int64_t panel_code_offset(int r, int k);
+inline int64_t panel_code_offset(int r, int k) { return ((k / 4) * kPanelRows + r) * 4 + k % 4; }
 
 // Writes rows [0, rows) of a Rows-layout matrix (row stride src_stride bytes)
 // into dst (panel_matrix_bytes of them) in panel layout.
