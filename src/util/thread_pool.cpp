@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "util/contention_monitor.h"
 #include "util/error.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -87,56 +88,6 @@ int64_t thread_cpu_ns() {
   return -1;
 #endif
 }
-
-// Decides whether handing work to the workers pays. On a machine where other
-// processes compete for the cores (and the scheduler shares CPU time between
-// process groups), a second busy thread of this process takes CPU time away
-// from the calling thread instead of adding to it: the caller then runs much
-// less than the wall time its parallel regions take. The monitor samples the
-// caller's CPU time over its parallel regions (time asleep waiting for a worker
-// excluded) and, when it ran less than kMinShare of that wall time, switches to
-// running every chunk on the caller; it probes parallel mode again after a
-// number of windows that doubles after each failed probe (up to kMaxBackoff).
-class ContentionMonitor {
- public:
-  bool parallel() const { return parallel_; }
-
-  // Returns whether this region should be measured (one in kSampleEvery).
-  bool sample() { return (++regions_ % kSampleEvery) == 0; }
-
-  // Adds one measured region: its wall time, the caller's CPU time in it and
-  // the wall time the caller slept waiting for workers.
-  void add(int64_t wall, int64_t cpu, int64_t slept) {
-    if (cpu < 0) return;
-    wall_ += std::max<int64_t>(wall - slept, 1);
-    cpu_ += cpu;
-    if (++samples_ < kWindow) return;
-    const bool starved = static_cast<double>(cpu_) < kMinShare * static_cast<double>(wall_);
-    if (parallel_ && starved) {
-      parallel_ = false;
-      wait_windows_ = backoff_;
-      backoff_ = std::min(backoff_ * 2, kMaxBackoff);
-    } else if (parallel_) {
-      backoff_ = 1;
-    } else if (--wait_windows_ <= 0) {
-      parallel_ = true;  // probe
-    }
-    samples_ = 0;
-    wall_ = cpu_ = 0;
-  }
-
- private:
-  static constexpr int kSampleEvery = 4;
-  static constexpr int kWindow = 64;  // samples per decision
-  static constexpr int kMaxBackoff = 64;
-  static constexpr double kMinShare = 0.6;
-  bool parallel_ = true;
-  uint64_t regions_ = 0;
-  int samples_ = 0;
-  int64_t wall_ = 0, cpu_ = 0;
-  int backoff_ = 1;       // windows to stay serial after the next failed probe
-  int wait_windows_ = 0;  // windows left before the next probe
-};
 
 constexpr int64_t kMaxChunks = int64_t{1} << 23;
 
@@ -238,12 +189,13 @@ struct ThreadPool::Impl {
   // Runs chunks [0, n) of fn over the pool; chunk 0 on the caller when caller_first.
   void dispatch(const std::function<void(int64_t)>& fn, int64_t n, bool caller_first) {
     DB_CHECK(n < kMaxChunks, "ThreadPool: " + std::to_string(n) + " chunks exceed the limit");
-    if (!monitor.sample()) return run_region(fn, n, caller_first);
+    const int64_t wall0 = wall_ns();
+    if (!monitor.should_sample(wall0)) return run_region(fn, n, caller_first);
     slept_ns = 0;
-    const int64_t wall0 = wall_ns(), cpu0 = thread_cpu_ns();
+    const int64_t cpu0 = thread_cpu_ns();
     run_region(fn, n, caller_first);
-    const int64_t cpu1 = thread_cpu_ns();
-    monitor.add(wall_ns() - wall0, cpu0 < 0 || cpu1 < 0 ? -1 : cpu1 - cpu0, slept_ns);
+    const int64_t cpu1 = thread_cpu_ns(), wall1 = wall_ns();
+    monitor.add(wall1 - wall0, cpu0 < 0 || cpu1 < 0 ? -1 : cpu1 - cpu0, slept_ns, wall1);
   }
 
   void run_region(const std::function<void(int64_t)>& fn, int64_t n, bool caller_first) {
