@@ -17,6 +17,7 @@ bool prefers_packed(DType dtype, IsaLevel level) {
   if (is_float_panel(dtype)) return level >= IsaLevel::Avx512;
 #if defined(__x86_64__)
   if (level == IsaLevel::Avx2) return avx2::has_panel_kernel(dtype);
+  if (level == IsaLevel::Avx2Vnni) return avx2vnni::has_panel_kernel(dtype);
 #endif
   return level >= IsaLevel::Avx512Vnni && has_panel_layout(dtype);
 }

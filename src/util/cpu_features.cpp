@@ -54,13 +54,10 @@ bool request_amx_permission() {
 }
 #endif
 
+// The most preferred level f supports.
 IsaLevel best_level(const CpuFeatures& f) {
-  const bool avx2 = f.avx2 && f.fma && f.f16c;
-  const bool avx512 = avx2 && f.avx512f && f.avx512bw && f.avx512vl;
-  if (avx512 && f.avx512vnni && f.amx_tile && f.amx_int8) return IsaLevel::Amx;
-  if (avx512 && f.avx512vnni) return IsaLevel::Avx512Vnni;
-  if (avx512) return IsaLevel::Avx512;
-  if (avx2) return IsaLevel::Avx2;
+  for (int i = kIsaLevelCount - 1; i > 0; --i)
+    if (isa_supported_by(f, static_cast<IsaLevel>(i))) return static_cast<IsaLevel>(i);
   return IsaLevel::Scalar;
 }
 
@@ -89,6 +86,7 @@ CpuFeatures detect_cpu_features() {
     const CpuidRegs l7 = cpuid(7, 0);
     const CpuidRegs l7s1 = cpuid(7, 1);
     f.avx2 = avx && bit(l7.ebx, 5);
+    f.avx_vnni = avx && bit(l7s1.eax, 4);
     f.avx512f = zmm_os && bit(l7.ebx, 16);
     f.avx512bw = f.avx512f && bit(l7.ebx, 30);
     f.avx512vl = f.avx512f && bit(l7.ebx, 31);
@@ -116,8 +114,8 @@ CpuFeatures apply_isa_override(const CpuFeatures& detected, const char* db_isa) 
   if (db_isa == nullptr || *db_isa == '\0') return f;
   const auto requested = parse_isa(db_isa);
   if (!requested)
-    throw Error(std::string("DB_ISA=") + db_isa + " is not a known ISA level; use one of scalar, avx2, avx512, avx512vnni, amx");
-  if (static_cast<int>(*requested) > static_cast<int>(detected.best))
+    throw Error(std::string("DB_ISA=") + db_isa + " is not a known ISA level; use one of scalar, avx2, avx2vnni, avx512, avx512vnni, amx");
+  if (!isa_supported_by(detected, *requested))
     throw Error(std::string("DB_ISA=") + db_isa + " asks for more than this CPU supports (best level: " +
                 isa_name(detected.best) + ")");
   f.level = *requested;
@@ -130,12 +128,27 @@ const CpuFeatures& cpu_features() {
   return f;
 }
 
-bool isa_supported(IsaLevel level) { return static_cast<int>(level) <= static_cast<int>(detected_once().best); }
+bool isa_supported_by(const CpuFeatures& f, IsaLevel level) {
+  const bool avx2 = f.avx2 && f.fma && f.f16c;
+  const bool avx512 = avx2 && f.avx512f && f.avx512bw && f.avx512vl;
+  switch (level) {
+    case IsaLevel::Scalar: return true;
+    case IsaLevel::Avx2: return avx2;
+    case IsaLevel::Avx2Vnni: return avx2 && f.avx_vnni;
+    case IsaLevel::Avx512: return avx512;
+    case IsaLevel::Avx512Vnni: return avx512 && f.avx512vnni;
+    case IsaLevel::Amx: return avx512 && f.avx512vnni && f.amx_tile && f.amx_int8;
+  }
+  return false;
+}
+
+bool isa_supported(IsaLevel level) { return isa_supported_by(detected_once(), level); }
 
 const char* isa_name(IsaLevel level) {
   switch (level) {
     case IsaLevel::Scalar: return "scalar";
     case IsaLevel::Avx2: return "avx2";
+    case IsaLevel::Avx2Vnni: return "avx2vnni";
     case IsaLevel::Avx512: return "avx512";
     case IsaLevel::Avx512Vnni: return "avx512vnni";
     case IsaLevel::Amx: return "amx";

@@ -46,6 +46,12 @@ GemmKernels avx2_kernels() {
   return k;
 }
 
+GemmKernels avx2vnni_kernels() {
+  GemmKernels k = avx2_kernels();
+  avx2vnni::panel_kernels(k.panel);
+  return k;
+}
+
 GemmKernels avx512_kernels() {
   GemmKernels k{};
   k.f32 = avx512::gemm_f32;
@@ -98,6 +104,10 @@ const GemmKernels& gemm_kernels(IsaLevel level) {
     case IsaLevel::Avx2: {
       static const GemmKernels avx2 = avx2_kernels();
       return avx2;
+    }
+    case IsaLevel::Avx2Vnni: {
+      static const GemmKernels avx2vnni = avx2vnni_kernels();
+      return avx2vnni;
     }
     case IsaLevel::Avx512: {
       static const GemmKernels avx512 = avx512_kernels();

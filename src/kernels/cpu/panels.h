@@ -110,25 +110,18 @@ void panel_bf16(const GemmTile&);
 // Kernels for every panel format, in kPanelDTypes order (no fused gates).
 void panel_kernels(PanelKernels (&out)[kPanelFormats]);
 }  // namespace scalar
+// The AVX2 panel kernels, built twice (kernels/cpu/x86/panel_avx2.h): avx2
+// with vpmaddubsw, avx2vnni with AVX-VNNI's vpdpbusd. Each sets the quantized
+// formats' entries of out (before kFirstFloatPanel), with fused gates, and
+// leaves the others; has_panel_kernel is true for the formats it sets.
 namespace avx2 {
-void panel_q4_0(const GemmTile&);
-void panel_q4_1(const GemmTile&);
-void panel_q8_0(const GemmTile&);
-void panel_q4_k(const GemmTile&);
-void panel_q5_k(const GemmTile&);
-void panel_q6_k(const GemmTile&);
-void panel_swiglu_q4_0(const GemmTile&, const uint8_t* up);
-void panel_swiglu_q4_1(const GemmTile&, const uint8_t* up);
-void panel_swiglu_q8_0(const GemmTile&, const uint8_t* up);
-void panel_swiglu_q4_k(const GemmTile&, const uint8_t* up);
-void panel_swiglu_q5_k(const GemmTile&, const uint8_t* up);
-void panel_swiglu_q6_k(const GemmTile&, const uint8_t* up);
-// Sets the quantized formats' entries of out (before kFirstFloatPanel), with
-// fused gates; leaves the others.
 void panel_kernels(PanelKernels (&out)[kPanelFormats]);
-// True for the formats panel_kernels() sets.
 bool has_panel_kernel(DType t);
 }  // namespace avx2
+namespace avx2vnni {
+void panel_kernels(PanelKernels (&out)[kPanelFormats]);
+bool has_panel_kernel(DType t);
+}  // namespace avx2vnni
 namespace avx512 {
 void panel_f32(const GemmTile&);
 void panel_f16(const GemmTile&);

@@ -183,7 +183,7 @@ TEST_P(PagedAttentionTest, MatchesNaiveAttention) {
   AttentionWorkspace ws;
   for (int threads : {1, 2}) {  // one thread: work items span all kv heads; two: one kv head each
     ThreadPool pool(threads);
-    for (IsaLevel level : {IsaLevel::Scalar, IsaLevel::Avx2, IsaLevel::Avx512, IsaLevel::Avx512Vnni, IsaLevel::Amx}) {
+    for (IsaLevel level : kIsaLevels) {
       if (!isa_supported(level)) continue;
       std::vector<float> out(q_.size());
       paged_attention_isa(level, qs, layer, out.data(), ws, pool);

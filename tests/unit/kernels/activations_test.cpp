@@ -74,7 +74,7 @@ TEST(Swiglu, Avx2AndAvx512AgreeBitForBit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Levels, SwigluIsa,
-                         ::testing::Values(IsaLevel::Scalar, IsaLevel::Avx2, IsaLevel::Avx512, IsaLevel::Avx512Vnni, IsaLevel::Amx),
+                         ::testing::ValuesIn(kIsaLevels),
                          [](const auto& info) { return std::string(isa_name(info.param)); });
 
 }  // namespace

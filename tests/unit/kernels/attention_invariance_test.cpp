@@ -116,7 +116,7 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 
 class AttentionInvariance : public ::testing::TestWithParam<Shape> {};
 
-constexpr IsaLevel kLevels[] = {IsaLevel::Scalar, IsaLevel::Avx2, IsaLevel::Avx512, IsaLevel::Avx512Vnni, IsaLevel::Amx};
+constexpr const auto& kLevels = kIsaLevels;
 
 TEST_P(AttentionInvariance, PrefillRowEqualsSingleRowStep) {
   const Sequences seqs(GetParam(), {75});

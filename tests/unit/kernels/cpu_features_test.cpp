@@ -13,11 +13,40 @@
 namespace db {
 namespace {
 
+// Features with exactly the flags `best` needs (Avx2Vnni: AVX2 and AVX-VNNI
+// only; the AVX-512 levels: no AVX-VNNI).
 CpuFeatures with_best(IsaLevel best) {
   CpuFeatures f;
+  const int b = static_cast<int>(best);
+  f.avx2 = f.fma = f.f16c = b >= static_cast<int>(IsaLevel::Avx2);
+  f.avx_vnni = best == IsaLevel::Avx2Vnni;
+  f.avx512f = f.avx512bw = f.avx512vl = b >= static_cast<int>(IsaLevel::Avx512);
+  f.avx512vnni = b >= static_cast<int>(IsaLevel::Avx512Vnni);
+  f.amx_tile = f.amx_int8 = best == IsaLevel::Amx;
   f.best = f.level = best;
   f.level_name = isa_name(best);
   return f;
+}
+
+TEST(CpuFeatures, EachLevelNeedsItsOwnFeatures) {
+  for (int i = 0; i < kIsaLevelCount; ++i) {
+    const auto level = static_cast<IsaLevel>(i);
+    EXPECT_TRUE(isa_supported_by(with_best(level), level)) << isa_name(level);
+  }
+  // AVX-VNNI and AVX-512 come separately: neither level implies the other.
+  EXPECT_FALSE(isa_supported_by(with_best(IsaLevel::Avx512Vnni), IsaLevel::Avx2Vnni));
+  EXPECT_FALSE(isa_supported_by(with_best(IsaLevel::Avx2Vnni), IsaLevel::Avx512));
+  EXPECT_TRUE(isa_supported_by(with_best(IsaLevel::Avx2Vnni), IsaLevel::Avx2));
+  CpuFeatures both = with_best(IsaLevel::Avx512Vnni);
+  both.avx_vnni = true;
+  EXPECT_TRUE(isa_supported_by(both, IsaLevel::Avx2Vnni));
+}
+
+TEST(CpuFeatures, OverrideToAvx2VnniNeedsAvxVnni) {
+  EXPECT_THROW(apply_isa_override(with_best(IsaLevel::Avx512Vnni), "avx2vnni"), Error);
+  CpuFeatures both = with_best(IsaLevel::Avx512Vnni);
+  both.avx_vnni = true;
+  EXPECT_EQ(apply_isa_override(both, "avx2vnni").level, IsaLevel::Avx2Vnni);
 }
 
 TEST(CpuFeatures, IsaNamesRoundTrip) {
@@ -80,7 +109,16 @@ TEST(CpuFeatures, LevelsAreConsistentWithTheFlags) {
   if (best >= static_cast<int>(IsaLevel::Amx)) {
     EXPECT_TRUE(f.amx_tile && f.amx_int8);
   }
-  for (int i = 0; i < kIsaLevelCount; ++i) EXPECT_EQ(isa_supported(static_cast<IsaLevel>(i)), i <= best);
+  if (f.best == IsaLevel::Avx2Vnni) {
+    EXPECT_TRUE(f.avx_vnni);
+  }
+  for (int i = 0; i < kIsaLevelCount; ++i) {
+    const auto level = static_cast<IsaLevel>(i);
+    if (i > best) {
+      EXPECT_FALSE(isa_supported(level)) << isa_name(level);
+    }
+    EXPECT_EQ(isa_supported(level), isa_supported_by(f, level)) << isa_name(level);
+  }
 }
 
 #if defined(__linux__) && defined(__x86_64__)
@@ -109,6 +147,7 @@ TEST(CpuFeatures, MatchesProcCpuinfo) {
   EXPECT_EQ(f.avx512bw, flags.count("avx512bw") == 1);
   EXPECT_EQ(f.avx512vl, flags.count("avx512vl") == 1);
   EXPECT_EQ(f.avx512vnni, flags.count("avx512_vnni") == 1);
+  EXPECT_EQ(f.avx_vnni, flags.count("avx_vnni") == 1);
   EXPECT_EQ(f.avx512bf16, flags.count("avx512_bf16") == 1);
   if (f.amx_tile) {
     EXPECT_EQ(flags.count("amx_tile"), 1u);

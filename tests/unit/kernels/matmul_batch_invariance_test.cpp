@@ -49,8 +49,7 @@ INSTANTIATE_TEST_SUITE_P(AllTypes, MatmulBatchInvariance,
                          ::testing::Combine(::testing::Values(DType::F32, DType::F16, DType::BF16, DType::Q4_0,
                                                               DType::Q4_1, DType::Q8_0, DType::Q4_K, DType::Q5_K,
                                                               DType::Q6_K),
-                                            ::testing::Values(IsaLevel::Scalar, IsaLevel::Avx2, IsaLevel::Avx512,
-                                                              IsaLevel::Avx512Vnni, IsaLevel::Amx)));
+                                            ::testing::ValuesIn(kIsaLevels)));
 
 }  // namespace
 }  // namespace db::kernels

@@ -162,6 +162,7 @@ TEST(PanelLayout, QuantizedFormatsPackAtVnniAndAvx2FloatsAtBothAvx512Levels) {
     EXPECT_TRUE(prefers_packed(t, IsaLevel::Amx)) << dtype_name(t);
     EXPECT_EQ(prefers_packed(t, IsaLevel::Avx512), is_float) << dtype_name(t);
     EXPECT_EQ(prefers_packed(t, IsaLevel::Avx2), !is_float) << dtype_name(t);
+    EXPECT_EQ(prefers_packed(t, IsaLevel::Avx2Vnni), !is_float) << dtype_name(t);
     EXPECT_FALSE(prefers_packed(t, IsaLevel::Scalar)) << dtype_name(t);
   }
   EXPECT_FALSE(prefers_packed(DType::Q5_0, IsaLevel::Avx512Vnni));

@@ -60,8 +60,7 @@ TEST_P(RmsNormIsa, MatchesDefinitionInPlace) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Levels, RmsNormIsa,
-                         ::testing::Values(IsaLevel::Scalar, IsaLevel::Avx2, IsaLevel::Avx512, IsaLevel::Avx512Vnni,
-                                           IsaLevel::Amx),
+                         ::testing::ValuesIn(kIsaLevels),
                          [](const auto& info) { return std::string(isa_name(info.param)); });
 
 }  // namespace

@@ -15,6 +15,12 @@
 // elements, then its last 16. The integers are the VNNI
 // kernels' exactly, and the float operations are the same in the same order
 // (kernels/cpu/panels.h), so every bit agrees.
+//
+// The same sources build a second time as the avx2vnni kernels (the files
+// panel_avx2vnni.cpp and panel_k_avx2vnni.cpp define DB_PANEL_AVX_VNNI and
+// are compiled with -mavxvnni): there each 4 activation bytes against 4 codes
+// per lane are one VEX vpdpbusd into the lane's int32 sum, with no int16
+// stage (add_dots16_halves), and the float steps stay the same.
 #pragma once
 #if defined(__x86_64__)
 
@@ -27,7 +33,29 @@
 // pass through memory on every call.
 #define DB_PANEL_INLINE inline __attribute__((always_inline))
 
-namespace db::kernels::avx2 {
+#if defined(DB_PANEL_AVX_VNNI)
+#define DB_PANEL_AVX2_NS avx2vnni
+#else
+#define DB_PANEL_AVX2_NS avx2
+#endif
+
+namespace db::kernels::DB_PANEL_AVX2_NS {
+
+// The entry points of the two files (panel_kernels() collects them; declared
+// in kernels/cpu/panels.h with has_panel_kernel()).
+void panel_q4_0(const GemmTile&);
+void panel_q4_1(const GemmTile&);
+void panel_q8_0(const GemmTile&);
+void panel_q4_k(const GemmTile&);
+void panel_q5_k(const GemmTile&);
+void panel_q6_k(const GemmTile&);
+void panel_swiglu_q4_0(const GemmTile&, const uint8_t* up);
+void panel_swiglu_q4_1(const GemmTile&, const uint8_t* up);
+void panel_swiglu_q8_0(const GemmTile&, const uint8_t* up);
+void panel_swiglu_q4_k(const GemmTile&, const uint8_t* up);
+void panel_swiglu_q5_k(const GemmTile&, const uint8_t* up);
+void panel_swiglu_q6_k(const GemmTile&, const uint8_t* up);
+
 namespace {
 
 constexpr int kHalves = 2;
@@ -46,6 +74,9 @@ DB_PANEL_INLINE void load_nibble_regs(const uint8_t* regs, int h, __m256i (&w)[4
 
 // 8 fp16 values at p as floats.
 __m256 load_halves(const uint8_t* p) { return _mm256_cvtph_ps(load128(p)); }
+
+// The 4 bytes at p in every lane.
+inline __m256i broadcast4(const void* p) { return _mm256_broadcastd_epi32(_mm_loadu_si32(p)); }
 
 // The two halves' vpmaddubsw of 16 elements of one token: w[h][i] holds
 // elements 4i..4i+3 of half h's rows, the token's activation bytes are
@@ -108,7 +139,48 @@ DB_PANEL_INLINE void dot8x2_halves(const __m256i (&w)[kHalves][4], const int8_t*
 }
 
 // The int32 sums of each lane's two int16 values.
-__m256i widen(__m256i s16) { return _mm256_madd_epi16(s16, _mm256_set1_epi16(1)); }
+inline __m256i widen(__m256i s16) { return _mm256_madd_epi16(s16, _mm256_set1_epi16(1)); }
+
+#if defined(DB_PANEL_AVX_VNNI)
+// s0 / s1 (half 0 / 1) plus the int32 dot products of 16 elements of the
+// half's rows (w[h][i]: elements 4i..4i+3) with the token's 16 activation
+// bytes at q: 4 vpdpbusd per half, each broadcast serving both halves. Exact
+// integers (vpdpbusd does not saturate), so equal to the int16 route's sums.
+DB_PANEL_INLINE void add_dots16_halves(const __m256i (&w)[kHalves][4], const int8_t* q, __m256i& s0, __m256i& s1) {
+  for (int i = 0; i < 4; ++i) {
+    const __m256i a = broadcast4(q + 4 * i);
+    s0 = _mm256_dpbusd_avx_epi32(s0, w[0][i], a);
+    s1 = _mm256_dpbusd_avx_epi32(s1, w[1][i], a);
+  }
+}
+#endif
+
+// The int32 dot products of a 32-element chunk of Bits-bit codes (4: nibbles;
+// 5: nibbles with the fifth bit merged in) with one token, both halves, in
+// two passes of 16 elements (the caller loads each pass's code registers
+// before it, for all the tile's tokens). AVX2 keeps each pass's int16 sums
+// (4-bit: added in int16, as 8 products of 15 * 127 * 2 fit; 5-bit: widened
+// each) and widens them at the end; AVX-VNNI sums in int32 from the start.
+template <int Bits>
+struct ChunkDots {
+  static_assert(Bits == 4 || Bits == 5);
+#if defined(DB_PANEL_AVX_VNNI)
+  __m256i s[kHalves];
+  DB_PANEL_INLINE void first(const __m256i (&w)[kHalves][4], const int8_t* q) {
+    s[0] = s[1] = _mm256_setzero_si256();
+    add_dots16_halves(w, q, s[0], s[1]);
+  }
+  DB_PANEL_INLINE void second(const __m256i (&w)[kHalves][4], const int8_t* q) { add_dots16_halves(w, q, s[0], s[1]); }
+  DB_PANEL_INLINE __m256i total(int h) const { return s[h]; }
+#else
+  __m256i lo[kHalves], hi[kHalves];
+  DB_PANEL_INLINE void first(const __m256i (&w)[kHalves][4], const int8_t* q) { dot16_halves(w, q, lo[0], lo[1]); }
+  DB_PANEL_INLINE void second(const __m256i (&w)[kHalves][4], const int8_t* q) { dot16_halves(w, q, hi[0], hi[1]); }
+  DB_PANEL_INLINE __m256i total(int h) const {
+    return Bits == 4 ? widen(_mm256_add_epi16(lo[h], hi[h])) : _mm256_add_epi32(widen(lo[h]), widen(hi[h]));
+  }
+#endif
+};
 
 // The accumulators of a tile of NT tokens, for one pass of a loop over
 // blocks. From 4 tokens on they outnumber the registers: then they are
@@ -174,5 +246,5 @@ void panel_gemm_swiglu(const GemmTile& t, const uint8_t* up) {
 }
 
 }  // namespace
-}  // namespace db::kernels::avx2
+}  // namespace db::kernels::DB_PANEL_AVX2_NS
 #endif

@@ -6,17 +6,15 @@
 // vpmaddwd by 1, then each sub-block's scale a
 // convert and an FMA in float; the Q4_K / Q5_K mins 4 vpmaddwd per
 // super-block against the token's 32-element sums, and the Q6_K zero point
-// the starting value of each sub-block's dot products.
+// the starting value of each sub-block's dot products. Built as avx2vnni too
+// (panel_k_avx2vnni.cpp): vpdpbusd into int32 instead (panel_avx2.h).
 #if defined(__x86_64__)
 #include "kernels/cpu/panel_k_layout.h"
 #include "kernels/cpu/x86/panel_avx2.h"
 
-namespace db::kernels::avx2 {
+namespace db::kernels::DB_PANEL_AVX2_NS {
 
 namespace {
-
-// The 4 bytes at p in every lane.
-__m256i broadcast4(const void* p) { return _mm256_broadcastd_epi32(_mm_loadu_si32(p)); }
 
 // (a & b) | c per bit.
 __m256i and_or(__m256i a, __m256i b, __m256i c) { return _mm256_or_si256(_mm256_and_si256(a, b), c); }
@@ -167,27 +165,19 @@ struct KMinProducts {
         __m256 dsc[kHalves];
         for (int h = 0; h < kHalves; ++h)
           dsc[h] = scaled_d(load_halves(header + 16 * h), load_u8x8(codes + F::kScales + 16 * c + 8 * h));
-        // Elements 0..15 of every token first (Q4_K: their int16 sums kept;
-        // Q5_K: widened, as 8 products of 5-bit codes would overflow), then 16..31.
-        __m256i lo[kHalves][NT], w[kHalves][4];
+        // Elements 0..15 of every token first, then 16..31 (as add_nibble_block).
+        ChunkDots<T == DType::Q4_K ? 4 : 5> dots[NT];
+        __m256i w[kHalves][4];
         load_chunk_halves<T, 0>(codes, c, w);
 #pragma GCC unroll 16
-        for (int j = 0; j < NT; ++j) {
-          dot16_halves(w, q + 256 * j, lo[0][j], lo[1][j]);
-          if constexpr (T == DType::Q5_K)
-            for (int h = 0; h < kHalves; ++h) lo[h][j] = widen(lo[h][j]);
-        }
+        for (int j = 0; j < NT; ++j) dots[j].first(w, q + 256 * j);
         load_chunk_halves<T, 1>(codes, c, w);
-        __m256i hi[kHalves][NT];  // all tokens' dot products, then the float steps (as add_nibble_block)
 #pragma GCC unroll 16
-        for (int j = 0; j < NT; ++j) dot16_halves(w, q + 256 * j + 16, hi[0][j], hi[1][j]);
+        for (int j = 0; j < NT; ++j) dots[j].second(w, q + 256 * j + 16);
 #pragma GCC unroll 16
         for (int j = 0; j < NT; ++j)
-          for (int h = 0; h < kHalves; ++h) {
-            const __m256i s = T == DType::Q4_K ? widen(_mm256_add_epi16(lo[h][j], hi[h][j]))
-                                               : _mm256_add_epi32(lo[h][j], widen(hi[h][j]));
-            sums[h][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), dsc[h], sums[h][j]);
-          }
+          for (int h = 0; h < kHalves; ++h)
+            sums[h][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dots[j].total(h)), dsc[h], sums[h][j]);
       }
       add_super_block(a, slot, f, acc_sb);
     });
@@ -205,14 +195,18 @@ DB_PANEL_INLINE void add_q6_k_sub_block(const KActs& a, int64_t slot, const uint
   const int8_t* q = a.qs + slot * 256 + 32 * c + 16 * G;  // token j's at + 256 j
 #pragma GCC unroll 16
   for (int j = 0; j < NT; ++j) {
+    const __m256i zsum16 = _mm256_set1_epi32(a.zsum16[(slot + j) * 16 + 2 * c + G]);
+    __m256i s[kHalves];
+#if defined(DB_PANEL_AVX_VNNI)
+    s[0] = s[1] = zsum16;
+    add_dots16_halves(w, q + 256 * j, s[0], s[1]);
+#else
     __m256i p01[kHalves], p23[kHalves];
     dot8x2_halves(w, q + 256 * j, p01, p23);
-    const __m256i zsum16 = _mm256_set1_epi32(a.zsum16[(slot + j) * 16 + 2 * c + G]);
+    for (int h = 0; h < kHalves; ++h) s[h] = _mm256_add_epi32(_mm256_add_epi32(zsum16, widen(p01[h])), widen(p23[h]));
+#endif
     __m256 r[kHalves];
-    for (int h = 0; h < kHalves; ++h) {
-      const __m256i s = _mm256_add_epi32(_mm256_add_epi32(zsum16, widen(p01[h])), widen(p23[h]));
-      r[h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), dsc[h], f[h][j]);
-    }
+    for (int h = 0; h < kHalves; ++h) r[h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[h]), dsc[h], f[h][j]);
     for (int h = 0; h < kHalves; ++h) f[h][j] = r[h];
   }
 }
@@ -258,5 +252,5 @@ void panel_swiglu_q4_k(const GemmTile& t, const uint8_t* up) { panel_gemm_swiglu
 void panel_swiglu_q5_k(const GemmTile& t, const uint8_t* up) { panel_gemm_swiglu<KMinProducts<DType::Q5_K>>(t, up); }
 void panel_swiglu_q6_k(const GemmTile& t, const uint8_t* up) { panel_gemm_swiglu<Q6KProducts>(t, up); }
 
-}  // namespace db::kernels::avx2
+}  // namespace db::kernels::DB_PANEL_AVX2_NS
 #endif
