@@ -3,7 +3,9 @@
 // 4096-position sequence, with the SmolLM2-135M head layout
 // (9 query heads over 3 kv heads, head_dim 64) and an F16 cache; and the
 // batched decode step with the DeepSeek-R1-Distill-Qwen-1.5B layout (12 over
-// 2, head_dim 128: six queries share each key), as Decode64x200Qwen.
+// 2, head_dim 128: six queries share each key), as Decode64x200Qwen, and as
+// Decode64x200QwenCold with the cache out of the CPU's caches, as in a model's
+// step (each iteration takes the next of 8 layers' caches, 118 MB in all).
 //
 //   kernels_attention_bench --benchmark_filter='Prefill512/avx512'
 #include <benchmark/benchmark.h>
@@ -61,25 +63,34 @@ struct Problem {
   }
 };
 
-void run(benchmark::State& state, const Problem& p, IsaLevel isa, int threads) {
+// Runs the problems' steps in turn, one per iteration (all of one shape).
+void run(benchmark::State& state, const std::vector<Problem>& problems, IsaLevel isa, int threads) {
   if (!db::isa_supported(isa)) {
     state.SkipWithError("ISA level not supported by this CPU");
     return;
   }
-  const db::kernels::AttentionQueries qs{
-      p.q.data(),      p.layout.heads, static_cast<int>(p.tables.size()), p.query_start.data(), p.positions.data(),
-      p.tables.data(), kBlock,         1.0f / std::sqrt(float(p.layout.head_dim))};
-  const db::kernels::PagedKVLayer kv{p.k.data(), p.v.data(),          DType::F16,
-                                     p.num_slots, p.layout.kv_heads, p.layout.head_dim};
-  std::vector<float> out(p.q.size());
+  std::vector<db::kernels::AttentionQueries> qs;
+  std::vector<db::kernels::PagedKVLayer> kv;
+  for (const Problem& p : problems) {
+    qs.push_back({p.q.data(), p.layout.heads, static_cast<int>(p.tables.size()), p.query_start.data(),
+                  p.positions.data(), p.tables.data(), kBlock, 1.0f / std::sqrt(float(p.layout.head_dim))});
+    kv.push_back({p.k.data(), p.v.data(), DType::F16, p.num_slots, p.layout.kv_heads, p.layout.head_dim});
+  }
+  std::vector<float> out(problems[0].q.size());
   db::kernels::AttentionWorkspace ws;
   db::ThreadPool pool(threads);
+  size_t i = 0;
   for (auto _ : state) {
-    db::kernels::paged_attention_isa(isa, qs, kv, out.data(), ws, pool);
+    db::kernels::paged_attention_isa(isa, qs[i], kv[i], out.data(), ws, pool);
     benchmark::DoNotOptimize(out.data());
+    i = (i + 1) % problems.size();
   }
-  state.counters["queries/s"] =
-      benchmark::Counter(static_cast<double>(p.positions.size()), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["queries/s"] = benchmark::Counter(static_cast<double>(problems[0].positions.size()),
+                                                   benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void run(benchmark::State& state, const Problem& p, IsaLevel isa, int threads) {
+  run(state, std::vector<Problem>{p}, isa, threads);
 }
 
 void prefill(benchmark::State& state, IsaLevel isa, int threads) {
@@ -102,6 +113,11 @@ void decode(benchmark::State& state, IsaLevel isa, int threads) {
 void decode_qwen(benchmark::State& state, IsaLevel isa, int threads) {
   static const Problem p = batched_decode(kQwen15B);
   run(state, p, isa, threads);
+}
+
+void decode_qwen_cold(benchmark::State& state, IsaLevel isa, int threads) {
+  static const std::vector<Problem> layers(8, batched_decode(kQwen15B));
+  run(state, layers, isa, threads);
 }
 
 // One long sequence's decode step: 3 kv heads over 2 threads leave one idle a
@@ -130,6 +146,8 @@ void register_all() {
       benchmark::RegisterBenchmark(("Prefill512" + suffix).c_str(), prefill, isa, t)->Unit(benchmark::kMillisecond);
       benchmark::RegisterBenchmark(("Decode64x200" + suffix).c_str(), decode, isa, t)->Unit(benchmark::kMicrosecond);
       benchmark::RegisterBenchmark(("Decode64x200Qwen" + suffix).c_str(), decode_qwen, isa, t)
+          ->Unit(benchmark::kMicrosecond);
+      benchmark::RegisterBenchmark(("Decode64x200QwenCold" + suffix).c_str(), decode_qwen_cold, isa, t)
           ->Unit(benchmark::kMicrosecond);
       benchmark::RegisterBenchmark(("Decode1x4096" + suffix).c_str(), decode_long, isa, t)->Unit(benchmark::kMicrosecond);
       benchmark::RegisterBenchmark(("Decode1x128" + suffix).c_str(), decode_short, isa, t)->Unit(benchmark::kMicrosecond);

@@ -33,12 +33,15 @@ struct AttentionTile {
   float* records;  // span_record_floats(head_dim) per query of the item, in item order
 };
 
+// Floats past a tile's per-query arrays: up to 8 queries' 16 weights of a chunk.
+constexpr size_t kTileBlockFloats = 128;
+
 // Floats of scratch a tile of `rows` query rows, `kv_heads` kv heads with
 // `group` query heads each, head_dim d may use; every kernel's layout fits in it.
 inline size_t tile_scratch_floats(int rows, int kv_heads, int group, int d) {
   const size_t dpad = (static_cast<size_t>(d) + 15) / 16 * 16;
   const size_t n_q = static_cast<size_t>(rows) * static_cast<size_t>(kv_heads) * static_cast<size_t>(group);
-  return 3 * kKeysPerChunk * dpad + n_q * (2 * dpad + 32) + 128;
+  return 3 * kKeysPerChunk * dpad + n_q * (2 * dpad + 32) + kTileBlockFloats;
 }
 
 // The cache row of kv head `head` at `slot`: rows of head_dim elements,

@@ -202,7 +202,8 @@ TEST(KvRowStore, EveryLevelWritesTheScalarBytes) {
 INSTANTIATE_TEST_SUITE_P(Shapes, AttentionInvariance,
                          ::testing::Values(Shape{9, 3, 64, DType::F16}, Shape{6, 2, 20, DType::BF16},
                                            Shape{4, 4, 16, DType::F32}, Shape{8, 2, 128, DType::F16},
-                                           Shape{7, 1, 40, DType::F32}));
+                                           Shape{7, 1, 40, DType::F32}, Shape{12, 2, 128, DType::F16},
+                                           Shape{14, 2, 64, DType::F16}, Shape{16, 1, 32, DType::BF16}));
 
 }  // namespace
 }  // namespace db::kernels
