@@ -1,12 +1,6 @@
 #include "kernels/packed_weights.h"
 
 #include <algorithm>
-#include <cstdlib>
-#include <new>
-
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 #include "kernels/cpu/panels.h"
 #include "util/error.h"
@@ -22,29 +16,6 @@ bool prefers_packed(DType dtype, IsaLevel level) {
   return level >= IsaLevel::Avx512Vnni && has_panel_layout(dtype);
 }
 
-namespace {
-
-// Huge pages hold large packed matrices: streamed once per step, they cost a
-// TLB miss per 4 KB page otherwise, and the hardware prefetchers stop at every
-// 4 KB boundary.
-constexpr size_t kHugePage = size_t{2} << 20;
-
-// 64-byte aligned memory for `bytes` packed bytes; from 2 MB up, whole huge
-// pages, advised as such (where the kernel only gives them on request).
-uint8_t* allocate_packed(size_t bytes) {
-  const size_t align = bytes >= kHugePage ? kHugePage : 64;
-  auto* mem = static_cast<uint8_t*>(std::aligned_alloc(align, (bytes + align - 1) / align * align));
-  if (mem == nullptr) throw std::bad_alloc();
-#if defined(__linux__)
-  if (align == kHugePage) ::madvise(mem, (bytes + align - 1) / align * align, MADV_HUGEPAGE);
-#endif
-  return mem;
-}
-
-}  // namespace
-
-void PackedWeightStore::FreeDeleter::operator()(uint8_t* p) const { std::free(p); }
-
 PackedWeightStore::PackedWeightStore() = default;
 PackedWeightStore::~PackedWeightStore() = default;
 PackedWeightStore::PackedWeightStore(PackedWeightStore&&) noexcept = default;
@@ -59,8 +30,7 @@ TensorView PackedWeightStore::prepare(const TensorView& w, IsaLevel level, Threa
     return w;
   const int64_t rows = w.rows(), cols = w.cols();
   const auto bytes = static_cast<size_t>(panel_matrix_bytes(w.dtype, rows, cols));
-  uint8_t* mem = allocate_packed(bytes);
-  buffers_.emplace_back(mem);
+  uint8_t* mem = buffers_.emplace_back(bytes).data();
   const auto* src = static_cast<const uint8_t*>(w.data);
   const int64_t stride = static_cast<int64_t>(w.row_nbytes()), group_bytes = panel_group_bytes(w.dtype, cols);
   const int64_t groups = (rows + kPanelRows - 1) / kPanelRows;

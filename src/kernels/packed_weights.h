@@ -9,11 +9,11 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 #include "tensor/tensor.h"
 #include "util/cpu_features.h"
+#include "util/huge_buffer.h"
 #include "util/thread_pool.h"
 
 namespace db::kernels {
@@ -40,10 +40,7 @@ class PackedWeightStore {
   size_t bytes() const { return bytes_; }  // repacked bytes held
 
  private:
-  struct FreeDeleter {
-    void operator()(uint8_t* p) const;
-  };
-  std::vector<std::unique_ptr<uint8_t, FreeDeleter>> buffers_;
+  std::vector<HugeBuffer> buffers_;  // huge pages from 2 MB up (util/huge_buffer.h)
   size_t bytes_ = 0;
 };
 
