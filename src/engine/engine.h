@@ -36,7 +36,8 @@ struct EngineConfig {
   int threads = 0;                       // compute threads (0 = all cores)
   int max_num_seqs = 64;                 // running sequences at most
   int max_num_batched_tokens = 2048;     // tokens per step at most
-  int long_prefill_threshold = 0;        // a prompt chunk longer than this is capped so short ones run too
+  int long_prefill_threshold = 0;        // a prompt chunk longer than this is capped so short ones run too;
+                                         // in steps shared with decodes or short prompts, at an eighth of it
                                          // (0 = auto: a quarter of max_num_batched_tokens, in whole blocks)
   int block_size = 16;                   // KV block size in tokens (16 or 64)
   DType kv_dtype = DType::F16;           // KV cache element type

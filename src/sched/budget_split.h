@@ -1,20 +1,74 @@
-// How a step's token budget is split: each scheduled sequence computes all of
-// its missing tokens, cut to what is left of the budget and to the long-prefill
-// threshold, so that one long prompt takes at most `threshold` tokens of a step
-// and shorter prompts and decodes behind it still run in the same step.
+// How a step's token budget is split between sequences.
+//
+// Short work is a sequence whose missing tokens all fit one shared chunk: a
+// decode, the tail of a prompt, a short prompt. It computes all of them and
+// samples in the step. Long work is a prompt with more missing tokens; it
+// computes a chunk:
+//
+//   the step holds no short work:  chunk <= long_threshold    (few, large steps)
+//   the step holds short work:     chunk <= shared_threshold  (the step stays short)
+//
+// Short work is served first: a long chunk only gets the budget that the
+// step's reserved short work leaves, so every running decode gets its token
+// and a short prompt arriving behind a long prompt gets its whole prompt in the
+// next step. The scheduler reserves for waiting short prompts only what leaves
+// each running long prompt one shared chunk, so a stream of short arrivals
+// does not stall a long prompt either.
 #pragma once
 #include <cstdint>
 
 namespace db {
 
 // Tokens a sequence with `uncomputed` missing tokens computes this step, given
-// `budget_left` tokens left in the step and the threshold (0 = no cap). >= 1
-// when both uncomputed and budget_left are.
+// `budget_left` tokens left in the step and a cap (0 = no cap). >= 1 when both
+// uncomputed and budget_left are.
 int32_t chunk_tokens(int32_t uncomputed, int32_t budget_left, int32_t long_prefill_threshold);
 
-// The threshold used when none is configured: a quarter of the step budget,
-// rounded up to whole blocks (a long prompt then leaves three quarters of each
-// step to other sequences).
+// The long-prefill threshold used when none is configured: a quarter of the
+// step budget, rounded up to whole blocks.
 int32_t auto_long_prefill_threshold(int32_t max_num_batched_tokens, int32_t block_size);
+
+// The shared-prefill threshold used when none is configured: an eighth of the
+// long-prefill threshold rounded up to whole blocks, at most the threshold; 0
+// (no cap) when the long-prefill threshold is 0.
+int32_t auto_shared_prefill_threshold(int32_t long_prefill_threshold, int32_t block_size);
+
+// Chunk caps of a step (0 = no cap).
+struct ChunkLimits {
+  int32_t long_threshold = 0;    // cap of a chunk in a step without short work
+  int32_t shared_threshold = 0;  // cap of a long chunk in a step with short work; <= long_threshold when both > 0
+};
+
+// One step's budget as it is handed out, short work before long chunks.
+class StepBudget {
+ public:
+  // `short_reserved`: missing tokens of the short work to be served in this
+  // step, held back from long chunks; `shared`: the step holds short work.
+  StepBudget(int32_t tokens, ChunkLimits limits, int32_t short_reserved, bool shared);
+
+  // Whether a sequence with `uncomputed` missing tokens is short work.
+  static bool is_short(int32_t uncomputed, ChunkLimits limits);
+  bool is_short(int32_t uncomputed) const { return is_short(uncomputed, limits_); }
+
+  // Tokens a sequence with `uncomputed` missing tokens may compute now: all of
+  // them for short work (within what is left), else a capped chunk of what the
+  // unserved short work leaves. 0 = none this step.
+  int32_t offer(int32_t uncomputed) const;
+  // Records that a sequence with `uncomputed` missing tokens computes `n` now.
+  void take(int32_t uncomputed, int32_t n);
+  // Stops holding tokens back for short work not served yet (for the
+  // admission phase, which serves the waiting queue in order anyway).
+  void drop_reservation() { short_reserved_ = 0; }
+
+  int32_t left() const { return left_; }
+  // The cap of a long chunk in this step (0 = none).
+  int32_t cap() const { return shared_ ? limits_.shared_threshold : limits_.long_threshold; }
+
+ private:
+  ChunkLimits limits_;
+  int32_t left_ = 0;           // tokens not handed out yet
+  int32_t short_reserved_ = 0; // short work expected but not served yet
+  bool shared_ = false;        // the step holds short work
+};
 
 }  // namespace db

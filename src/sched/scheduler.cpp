@@ -16,6 +16,12 @@ Scheduler::Scheduler(SchedulerConfig cfg)
   DB_CHECK(cfg_.max_num_seqs >= 1, "max_num_seqs must be at least 1");
   DB_CHECK(cfg_.max_num_batched_tokens >= 1, "max_num_batched_tokens must be at least 1");
   DB_CHECK(cfg_.long_prefill_threshold >= 0, "long_prefill_threshold must not be negative");
+  DB_CHECK(cfg_.shared_prefill_threshold >= 0, "shared_prefill_threshold must not be negative");
+  limits_.long_threshold = cfg_.long_prefill_threshold;
+  limits_.shared_threshold = cfg_.shared_prefill_threshold > 0
+                                 ? cfg_.shared_prefill_threshold
+                                 : auto_shared_prefill_threshold(cfg_.long_prefill_threshold, cfg_.block_size);
+  if (limits_.long_threshold > 0) limits_.shared_threshold = std::min(limits_.shared_threshold, limits_.long_threshold);
 }
 
 void Scheduler::add_request(const RequestParams& p) {
@@ -51,8 +57,8 @@ std::vector<RequestId> Scheduler::finish_group(RequestId group_id, RequestStatus
 SchedulerOutput Scheduler::schedule() {
   SchedulerOutput out;
   out.finished_ids.swap(finished_since_step_);
-  int32_t budget = cfg_.max_num_batched_tokens;
   if (cfg_.priority_preemption) make_room_for_urgent(out);
+  StepBudget budget = plan_budget();
   const bool preempted = schedule_running(out, budget);
   if (!preempted) schedule_waiting(out, budget);
   if (out.has_work()) ++counters_.steps;
@@ -72,16 +78,46 @@ void Scheduler::make_room_for_urgent(SchedulerOutput& out) {
   }
 }
 
-bool Scheduler::schedule_running(SchedulerOutput& out, int32_t& budget) {
+StepBudget Scheduler::plan_budget() const {
+  int32_t running_short = 0, running_long = 0;
+  for (const Request* r : running_) {
+    const int32_t uncomputed = r->num_uncomputed_tokens();
+    if (StepBudget::is_short(uncomputed, limits_)) {
+      running_short += uncomputed;
+    } else {
+      ++running_long;
+    }
+  }
+  const int32_t room = cfg_.max_num_batched_tokens - running_short - running_long * limits_.shared_threshold;
+  int32_t waiting_short = 0, seqs = num_running_seqs();
+  bool short_waiting = false;
+  waiting_.visit_in_order([&](const Request& w) {
+    if (!StepBudget::is_short(w.num_tokens(), limits_) || seqs + w.num_samples > cfg_.max_num_seqs) return false;
+    short_waiting = true;
+    if (waiting_short + w.num_tokens() > room) return false;
+    waiting_short += w.num_tokens();
+    seqs += w.num_samples;
+    return true;
+  });
+  return StepBudget(cfg_.max_num_batched_tokens, limits_, running_short + waiting_short,
+                    running_short > 0 || short_waiting);
+}
+
+bool Scheduler::schedule_running(SchedulerOutput& out, StepBudget& budget) {
   const size_t preempted_before = out.preempted_ids.size();
-  for (size_t i = 0; i < running_.size() && budget > 0;) {
+  for (size_t i = 0; i < running_.size() && budget.left() > 0;) {
     Request& r = *running_[i];
-    const int32_t n = chunk_tokens(r.num_uncomputed_tokens(), budget, cfg_.long_prefill_threshold);
-    DB_CHECK(n > 0, "running sequence " + std::to_string(r.id) + " has no token to compute");
+    const int32_t uncomputed = r.num_uncomputed_tokens();
+    DB_CHECK(uncomputed > 0, "running sequence " + std::to_string(r.id) + " has no token to compute");
+    const int32_t n = budget.offer(uncomputed);
+    if (n == 0) {  // a long prompt behind short work that takes the rest of the budget
+      ++i;
+      continue;
+    }
     std::optional<AllocResult> alloc = allocate_or_preempt(r, n, i, out);
     if (!alloc) break;  // r preempted itself: it was the last running sequence
     record(r, n, std::move(*alloc), out, false, 0);
-    budget -= n;
+    budget.take(uncomputed, n);
     ++i;
   }
   return out.preempted_ids.size() > preempted_before;
@@ -117,12 +153,14 @@ void Scheduler::preempt(size_t running_index, SchedulerOutput& out) {
   out.preempted_ids.push_back(r.id);
 }
 
-void Scheduler::schedule_waiting(SchedulerOutput& out, int32_t& budget) {
-  while (!waiting_.empty() && budget > 0) {
+void Scheduler::schedule_waiting(SchedulerOutput& out, StepBudget& budget) {
+  budget.drop_reservation();  // admission is FIFO: the reserved short prompts come first
+  while (!waiting_.empty() && budget.left() > 0) {
     Request& r = *waiting_.front();
     if (num_running_seqs() + r.num_samples > cfg_.max_num_seqs) break;
     const ComputedBlocks hit = kv_.get_computed_blocks(r.id, r.tokens);
-    const int32_t n = chunk_tokens(r.num_tokens() - hit.num_computed_tokens, budget, cfg_.long_prefill_threshold);
+    const int32_t uncomputed = r.num_tokens() - hit.num_computed_tokens;
+    const int32_t n = budget.offer(uncomputed);
     SlotRequest slots;
     slots.tokens = r.tokens;
     slots.num_new_tokens = n;
@@ -137,7 +175,7 @@ void Scheduler::schedule_waiting(SchedulerOutput& out, int32_t& budget) {
     r.status = RequestStatus::Running;
     insert_running(&r);
     record(r, n, std::move(*alloc), out, first, hit.num_computed_tokens);
-    budget -= n;
+    budget.take(uncomputed, n);
   }
 }
 

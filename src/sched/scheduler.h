@@ -7,8 +7,13 @@
 //      its first chunk, prefix hits not counted) and the running sequence that
 //      runs last belongs to a less urgent class, that one is preempted, until
 //      the request fits or no less urgent sequence runs.
+//   The step budget is split by budget_split.h: short work (decodes, prompt
+//   tails, and the short prompts at the front of the waiting queue) is
+//   reserved first; long prompts get capped chunks of the rest, capped harder
+//   when the step holds short work, so that step stays short.
 //   1. running sequences, in service order (request_order.h): each computes a
-//      chunk of its missing tokens (one for a decode) within the step budget.
+//      chunk of its missing tokens (one for a decode) within the step budget;
+//      a long prompt whose chunk the short work leaves no room for skips the step.
 //      When its blocks cannot grow, the running sequence that runs last is
 //      preempted by recompute (blocks freed, num_computed_tokens = 0, output
 //      kept, back to the FRONT of its class in the waiting queue) until the
@@ -34,6 +39,7 @@
 #include <vector>
 
 #include "kvcache/kv_cache_manager.h"
+#include "sched/budget_split.h"
 #include "sched/request.h"
 #include "sched/scheduler_config.h"
 #include "sched/scheduler_output.h"
@@ -104,8 +110,13 @@ class Scheduler {
 
  private:
   void make_room_for_urgent(SchedulerOutput& out);
-  bool schedule_running(SchedulerOutput& out, int32_t& budget);
-  void schedule_waiting(SchedulerOutput& out, int32_t& budget);
+  // The step's budget: it reserves the missing tokens of the running short
+  // work, then those of the short prompts admission reaches first while every
+  // running long prompt keeps room for one shared chunk; it is shared when
+  // any short work runs or is admissible (sequence slots) at the front.
+  StepBudget plan_budget() const;
+  bool schedule_running(SchedulerOutput& out, StepBudget& budget);
+  void schedule_waiting(SchedulerOutput& out, StepBudget& budget);
   std::optional<AllocResult> allocate_or_preempt(Request& r, int32_t n, size_t index, SchedulerOutput& out);
   void preempt(size_t running_index, SchedulerOutput& out);
   // Adds r's chunk of n tokens to `out` and advances r.num_computed_tokens.
@@ -118,6 +129,7 @@ class Scheduler {
   Request* find_mutable(RequestId id);
 
   SchedulerConfig cfg_;
+  ChunkLimits limits_;                                               // cfg_'s thresholds, the auto one resolved
   KVCacheManager kv_;
   std::unordered_map<RequestId, std::unique_ptr<Request>> requests_;  // every live sequence
   std::vector<Request*> running_;                                    // service order

@@ -29,6 +29,13 @@ class WaitingQueue {
   size_t size() const { return size_; }
   // Ids in admission order.
   std::vector<RequestId> ids() const;
+  // Calls visit(const Request&) in admission order until it returns false.
+  template <class Visit>
+  void visit_in_order(Visit&& visit) const {
+    for (const auto& [prio, q] : classes_)
+      for (const Request* r : q)
+        if (!visit(*r)) return;
+  }
   // Queued requests of one priority class.
   size_t size_of_class(int priority) const;
 

@@ -65,6 +65,37 @@ TEST(BudgetSplit, AutoThresholdIsAQuarterOfTheBudgetInWholeBlocks) {
   EXPECT_EQ(auto_long_prefill_threshold(1, 16), 1);
 }
 
+TEST(BudgetSplit, AutoSharedThresholdIsAnEighthOfTheThresholdInWholeBlocks) {
+  EXPECT_EQ(auto_shared_prefill_threshold(512, 16), 64);
+  EXPECT_EQ(auto_shared_prefill_threshold(100, 16), 16);
+  EXPECT_EQ(auto_shared_prefill_threshold(8, 16), 8);  // never above the threshold
+  EXPECT_EQ(auto_shared_prefill_threshold(0, 16), 0);  // no threshold, no cap
+}
+
+TEST(BudgetSplit, StepWithoutShortWorkCutsLongChunksToTheThreshold) {
+  const ChunkLimits limits{512, 64};
+  StepBudget b(2048, limits, 0, false);
+  EXPECT_EQ(b.offer(8000), 512);
+  b.take(8000, 512);
+  EXPECT_EQ(b.offer(8000), 512);
+  EXPECT_EQ(b.left(), 1536);
+}
+
+TEST(BudgetSplit, StepWithShortWorkServesItFirstAndCutsLongChunksToTheSharedThreshold) {
+  const ChunkLimits limits{512, 64};
+  StepBudget b(100, limits, /*short_reserved=*/50, true);
+  EXPECT_TRUE(b.is_short(64));
+  EXPECT_FALSE(b.is_short(65));
+  EXPECT_EQ(b.offer(8000), 50);  // what the reserved short work leaves
+  b.take(8000, 50);
+  EXPECT_EQ(b.offer(8000), 0);   // no room left beside the reserved short work
+  EXPECT_EQ(b.offer(40), 40);    // a short prompt gets all of it
+  b.take(40, 40);
+  EXPECT_EQ(b.offer(8000), 0);
+  b.drop_reservation();
+  EXPECT_EQ(b.offer(8000), 10);
+}
+
 TEST(PreemptionPolicy, NewestOfTheLeastUrgentClass) {
   Request a = req(1, 1, 0), b = req(2, 1, 1), c = req(3, 1, 2);
   std::vector<Request*> same = {&a, &b, &c};
