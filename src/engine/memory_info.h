@@ -6,14 +6,13 @@
 
 namespace db {
 
-// Bytes available: MemAvailable from /proc/meminfo, lowered to the cgroup v2
-// limit's headroom (memory.max - memory.current) when one is set. nullopt when
-// neither can be read.
+// Bytes available: MemAvailable from /proc/meminfo, lowered to the smallest
+// headroom (limit - usage) of the process's memory cgroups, v1 or v2, own and
+// ancestors (see cgroup_memory.h). nullopt when neither can be read.
 std::optional<int64_t> available_memory_bytes();
 
-// The same from given file contents (for tests): meminfo text, and the cgroup's
-// memory.max / memory.current contents (empty when absent).
-std::optional<int64_t> available_memory_from(const std::string& meminfo, const std::string& cgroup_max,
-                                             const std::string& cgroup_current);
+// The same from /proc/meminfo's contents and the cgroups' headroom (nullopt: no
+// cgroup sets a limit).
+std::optional<int64_t> available_memory_from(const std::string& meminfo, std::optional<int64_t> cgroup_headroom);
 
 }  // namespace db
