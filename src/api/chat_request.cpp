@@ -1,19 +1,26 @@
 #include "api/chat_request.h"
 
+#include <algorithm>
+
 #include "api/api_error.h"
+#include "api/request_fields.h"
 
 namespace db::api {
 
 namespace {
 
-// "content": a string, or a list of {"type": "text", "text": ...} parts joined by "\n".
+// "content": a string, or a non-empty list of {"type": "text", "text": ...} parts joined
+// by "\n". Required, and never null (OpenAI allows null only beside tool_calls, which
+// this server does not support).
 std::string parse_content(const Json& msg, const std::string& param) {
-  const Json* v = find_field(msg, "content");
-  if (!v) return "";
+  const auto it = msg.find("content");
+  if (it == msg.end()) throw ApiError("'" + param + "' is required", param, "missing_required_parameter");
+  const Json* v = &*it;
   if (v->is_string()) return v->get<std::string>();
   if (!v->is_array())
     throw ApiError("'" + param + "' must be a string or a list of content parts, got " + json_type_name(*v), param,
                    "invalid_type");
+  if (v->empty()) throw ApiError("'" + param + "' must not be an empty list", param, "invalid_value");
   std::string text;
   for (size_t i = 0; i < v->size(); ++i) {
     const Json& part = (*v)[i];
@@ -38,6 +45,7 @@ ChatMessage parse_message(const Json& msg, size_t index) {
   const std::string param = "messages[" + std::to_string(index) + "]";
   if (!msg.is_object())
     throw ApiError("'" + param + "' must be an object, got " + json_type_name(msg), param, "invalid_type");
+  check_message_fields(msg, param);
   auto role = opt_string(msg, "role", param + ".role");
   if (!role) throw ApiError("'" + param + ".role' is required", param + ".role", "missing_required_parameter");
   if (*role == "developer") role = "system";
@@ -50,6 +58,7 @@ ChatMessage parse_message(const Json& msg, size_t index) {
 }  // namespace
 
 ChatCompletionRequest parse_chat_request(const Json& body) {
+  check_body_fields(Endpoint::ChatCompletions, body);
   ChatCompletionRequest r;
   r.common = parse_common_fields(body);
   const Json* msgs = find_field(body, "messages");
@@ -58,6 +67,9 @@ ChatCompletionRequest parse_chat_request(const Json& body) {
     throw ApiError("'messages' must be a list of messages, got " + json_type_name(*msgs), "messages", "invalid_type");
   if (msgs->empty()) throw ApiError("'messages' must hold at least one message", "messages", "invalid_value");
   for (size_t i = 0; i < msgs->size(); ++i) r.messages.push_back(parse_message((*msgs)[i], i));
+  // Chat templates render a reply to the user; a conversation without a user turn has none to answer.
+  if (std::none_of(r.messages.begin(), r.messages.end(), [](const ChatMessage& m) { return m.role == "user"; }))
+    throw ApiError("'messages' must hold at least one message with role \"user\"", "messages", "invalid_value");
   const auto max_tokens = parse_max_tokens(body, "max_tokens");
   r.max_tokens = parse_max_tokens(body, "max_completion_tokens");
   if (!r.max_tokens) r.max_tokens = max_tokens;

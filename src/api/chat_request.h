@@ -18,7 +18,8 @@ struct ChatCompletionRequest {
   int32_t top_logprobs = 0;            // alternatives per token, in [0, 20]; needs logprobs
 };
 
-// Parses and validates a /v1/chat/completions body. Throws ApiError naming the param.
+// Parses and validates a /v1/chat/completions body (fields as request_fields.h allows;
+// every message with content, at least one from the user). Throws ApiError naming the param.
 ChatCompletionRequest parse_chat_request(const Json& body);
 
 }  // namespace db::api

@@ -1,6 +1,7 @@
 #include "api/completion_request.h"
 
 #include "api/api_error.h"
+#include "api/request_fields.h"
 
 namespace db::api {
 
@@ -61,6 +62,7 @@ std::vector<PromptInput> parse_prompts(const Json& body) {
 }  // namespace
 
 CompletionRequest parse_completion_request(const Json& body) {
+  check_body_fields(Endpoint::Completions, body);
   CompletionRequest r;
   r.common = parse_common_fields(body);
   r.prompts = parse_prompts(body);

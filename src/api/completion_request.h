@@ -24,7 +24,8 @@ struct CompletionRequest {
   bool echo = false;                   // the choice text starts with the prompt
 };
 
-// Parses and validates a /v1/completions body. Throws ApiError naming the param.
+// Parses and validates a /v1/completions body (fields as request_fields.h allows).
+// Throws ApiError naming the param.
 CompletionRequest parse_completion_request(const Json& body);
 
 }  // namespace db::api

@@ -8,17 +8,12 @@
 
 #include "api/chat_request.h"
 #include "api/completion_request.h"
+#include "api/endpoint.h"
 #include "api/generation_result.h"
 #include "api/prepare.h"
 #include "api/response.h"
 
 namespace db::api {
-
-enum class Endpoint { Completions, ChatCompletions };
-
-// "/v1/completions" -> Completions, "/v1/chat/completions" -> ChatCompletions; otherwise nullopt.
-std::optional<Endpoint> endpoint_from_url(std::string_view url);
-const char* endpoint_url(Endpoint e);
 
 using ApiRequest = std::variant<CompletionRequest, ChatCompletionRequest>;
 

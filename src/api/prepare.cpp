@@ -4,6 +4,7 @@
 
 #include "api/api_error.h"
 #include "runner/model_bundle.h"
+#include "tokenizer/tokenizer.h"
 
 namespace db::api {
 
@@ -27,6 +28,20 @@ void check_token_ids(const std::vector<int32_t>& ids, size_t vocab, const std::s
       throw ApiError("'" + param + "' holds token id " + std::to_string(ids[i]) + " at position " + std::to_string(i) +
                          ", outside the vocabulary of " + std::to_string(vocab) + " tokens",
                      param, "invalid_value");
+}
+
+// The ids of a prompt text, refused (context_length_exceeded, naming `param`) as soon as
+// they leave no room in the context to generate, before the rest of the text is encoded.
+std::vector<int32_t> encode_within_context(const Tokenizer& tok, std::string_view text, bool add_special,
+                                           int64_t max_context, const std::string& param) {
+  const int64_t limit = std::max<int64_t>(max_context - 1, 0);
+  auto ids = tok.encode_bounded(text, static_cast<size_t>(limit), add_special, /*parse_special=*/true);
+  if (!ids)
+    throw ApiError("This model's maximum context length is " + std::to_string(max_context) +
+                       " tokens, but the prompt has more than " + std::to_string(limit) +
+                       " tokens, leaving no room to generate. Shorten the prompt.",
+                   param, "context_length_exceeded");
+  return std::move(*ids);
 }
 
 }  // namespace
@@ -61,7 +76,7 @@ PreparedRequest prepare_completion(const CompletionRequest& req, const ModelBund
       check_token_ids(p.tokens, tok.vocab_size(), param);
       e.prompt = p.tokens;
     } else {
-      e.prompt = bundle.encode_prompt(p.text);
+      e.prompt = encode_within_context(tok, p.text, /*add_special=*/true, max_context, param);
     }
     if (e.prompt.empty()) throw ApiError("'" + param + "' is empty", param, "invalid_value");
     e.max_tokens = resolve_max_tokens(static_cast<int64_t>(e.prompt.size()), req.max_tokens,
@@ -80,14 +95,16 @@ PreparedRequest prepare_chat(const ChatCompletionRequest& req, const ModelBundle
     throw ApiError("the model has no chat template; use /v1/completions with a plain prompt", "messages",
                    "chat_template_missing");
   EngineRequest e = engine_request_from(req.common);
+  std::string text;
   try {
-    e.prompt = bundle.encode_chat(req.messages);
+    text = bundle.render_chat(req.messages, /*add_generation_prompt=*/true);
   } catch (const ApiError&) {
     throw;
   } catch (const Error& err) {
     throw ApiError(std::string("the chat template could not render these messages: ") + err.what(), "messages",
                    "invalid_value");
   }
+  e.prompt = encode_within_context(bundle.tokenizer(), text, /*add_special=*/false, max_context, "messages");
   if (e.prompt.empty()) throw ApiError("'messages' render to an empty prompt", "messages", "invalid_value");
   e.max_tokens = resolve_max_tokens(static_cast<int64_t>(e.prompt.size()), req.max_tokens, max_context, max_context,
                                     "messages");

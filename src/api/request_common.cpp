@@ -38,9 +38,11 @@ std::vector<int32_t> parse_stop_token_ids(const Json& body) {
                    "invalid_type");
   std::vector<int32_t> out;
   for (size_t i = 0; i < v->size(); ++i) {
+    const std::string param = "stop_token_ids[" + std::to_string(i) + "]";
     const Json wrapper = {{"id", (*v)[i]}};
-    out.push_back(static_cast<int32_t>(
-        *opt_integer(wrapper, "id", 0, INT32_MAX, "stop_token_ids[" + std::to_string(i) + "]")));
+    const std::optional<int64_t> id = opt_integer(wrapper, "id", 0, INT32_MAX, param);
+    if (!id) throw ApiError("'" + param + "' must be an integer, got null", param, "invalid_type");
+    out.push_back(static_cast<int32_t>(*id));
   }
   return out;
 }
@@ -81,7 +83,8 @@ void parse_sampling(const Json& body, SamplingParams& p) {
     p.frequency_penalty = static_cast<float>(*v);
   }
   if (auto v = opt_number(body, "repetition_penalty")) {
-    if (!(*v > 0.0)) reject_value("repetition_penalty", "a number > 0", *v);
+    // Bounded so that the value stays a finite, non-zero float (SamplingParams::validate).
+    check_number_range(*v, 1e-6, 100.0, "repetition_penalty", "in [1e-6, 100]");
     p.repetition_penalty = static_cast<float>(*v);
   }
   p.seed = parse_seed(body);
@@ -111,6 +114,8 @@ CommonFields parse_common_fields(const Json& body) {
       throw ApiError("'stream_options' must be an object, got " + json_type_name(*so), "stream_options",
                      "invalid_type");
     c.stream_include_usage = opt_bool(*so, "include_usage", "stream_options.include_usage").value_or(false);
+    if (!c.stream)
+      throw ApiError("'stream_options' is only allowed when 'stream' is true", "stream_options", "invalid_value");
   }
   c.user = opt_string(body, "user").value_or("");
   return c;

@@ -7,12 +7,13 @@
 #include <vector>
 
 #include "api/json_fields.h"
+#include "engine/request_validation.h"
 #include "sample/sampling_params.h"
 
 namespace db::api {
 
-// Largest `n` (samples per prompt) a request may ask for.
-inline constexpr int64_t kMaxSamplesPerPrompt = 128;
+// Largest `n` (samples per prompt) a request may ask for: the engine's limit.
+using db::kMaxSamplesPerPrompt;
 
 struct CommonFields {
   std::string model;                     // "model" as given ("" when absent)
@@ -28,8 +29,9 @@ struct CommonFields {
   std::string user;                      // "user" (opaque end-user id; not used for generation)
 };
 
-// Reads the shared fields of `body` (an object). Unknown fields are ignored; a
-// known field of the wrong type or out of range throws ApiError naming it.
+// Reads the shared fields of `body` (an object); a field of the wrong type or out of
+// range, or stream_options without stream, throws ApiError naming it. Which fields a
+// body may hold at all is request_fields.h's business.
 CommonFields parse_common_fields(const Json& body);
 
 // `max_tokens`-style field: an integer >= 1, or unset.

@@ -5,6 +5,7 @@
 #include <variant>
 
 #include "api/api_error.h"
+#include "api/bounded_json.h"
 #include "util/error.h"
 
 namespace db::batch {
@@ -22,10 +23,10 @@ std::variant<BatchItem, LineError> parse_line(std::string_view text, size_t line
   err.line_no = line_no;
   api::Json line;
   try {
-    line = api::Json::parse(text);
-  } catch (const api::Json::exception& e) {
+    line = api::parse_json_bounded(text);  // nesting, string and value limits bound the line's memory
+  } catch (const api::ApiError& e) {
     err.code = kInvalidJson;
-    err.message = at_line(line_no, std::string("not valid JSON: ") + e.what());
+    err.message = at_line(line_no, e.what());
     return err;
   }
   if (!line.is_object()) {

@@ -26,9 +26,11 @@ void validate_request(const EngineRequest& r, const RequestLimits& limits) {
                 std::to_string(limits.max_context) + " tokens; shorten the prompt to at most " +
                 std::to_string(limits.max_context - 1));
   if (r.max_tokens < 1) throw Error("max_tokens: must be at least 1, got " + std::to_string(r.max_tokens));
-  if (r.n < 1 || r.n > limits.max_num_seqs)
-    throw Error("n: must be in [1, " + std::to_string(limits.max_num_seqs) + "] (max_num_seqs), got " +
-                std::to_string(r.n));
+  const int32_t max_n = std::min(kMaxSamplesPerPrompt, limits.max_num_seqs);
+  if (r.n < 1 || r.n > max_n)
+    throw Error("n: must be in [1, " + std::to_string(max_n) + "] (" +
+                (max_n == kMaxSamplesPerPrompt ? "the most samples a request may ask for" : "max_num_seqs") +
+                "), got " + std::to_string(r.n));
   r.sampling.validate();
   for (const std::string& s : r.stop)
     if (s.empty()) throw Error("stop: stop strings must not be empty");

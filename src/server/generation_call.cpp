@@ -1,5 +1,6 @@
 #include "server/generation_call.h"
 
+#include "api/request_body.h"
 #include "server/http_helpers.h"
 #include "util/error.h"
 
@@ -26,14 +27,10 @@ void check_capacity(const ServerContext& ctx) {
                         "", "rate_limit_exceeded", 429, "rate_limit_error");
 }
 
-api::ApiRequest parse_body(api::Endpoint endpoint, const std::string& body) {
-  api::Json json;
-  try {
-    json = api::Json::parse(body);
-  } catch (const api::Json::exception& e) {
-    throw api::ApiError(std::string("the request body is not valid JSON: ") + e.what(), "", "invalid_json");
-  }
-  return api::parse_request(endpoint, json);
+// Parsed within limits derived from the context, so that a hostile body is refused
+// before it costs much more memory than its own bytes.
+api::ApiRequest parse_body(const ServerContext& ctx, api::Endpoint endpoint, const std::string& body) {
+  return api::parse_request_body(endpoint, body, api::body_limits(ctx.config.max_context, ctx.bundle.tokenizer()));
 }
 
 }  // namespace
@@ -67,7 +64,7 @@ void GenerationCall::start() {
     ctx_.tracker.close(live_);
     return;
   }
-  request_ = parse_body(endpoint_, body_);
+  request_ = parse_body(ctx_, endpoint_, body_);
   body_.clear();
   body_.shrink_to_fit();
   check_model(ctx_, api::common_fields(*request_).model);

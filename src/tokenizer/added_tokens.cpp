@@ -75,8 +75,8 @@ int32_t AddedTokenMatcher::longest_at(const Trie& trie, std::string_view text, s
   return best;
 }
 
-void AddedTokenMatcher::split_pass(const Trie& trie, std::string_view text, size_t begin, size_t end,
-                                   bool parse_special, std::vector<TextSegment>& out) const {
+bool AddedTokenMatcher::split_pass(const Trie& trie, std::string_view text, size_t begin, size_t end,
+                                   bool parse_special, std::vector<TextSegment>& out, size_t& budget) const {
   const std::string_view view = text.substr(0, end);
   size_t text_start = begin;  // start of the pending plain text
   size_t pos = begin;
@@ -107,28 +107,34 @@ void AddedTokenMatcher::split_pass(const Trie& trie, std::string_view text, size
       }
     if (tok.rstrip)
       while (match_end < end && white_space_at(view, match_end, len)) match_end += len;
+    if (budget == 0) return false;
+    --budget;
     if (match_begin > text_start) out.push_back({text_start, match_begin, -1});
     out.push_back({match_begin, match_end, tok.id});
     pos = text_start = match_end;
   }
   if (end > text_start) out.push_back({text_start, end, -1});
+  return true;
 }
 
-void AddedTokenMatcher::split(std::string_view text, bool parse_special, std::vector<TextSegment>& out) const {
+bool AddedTokenMatcher::split(std::string_view text, bool parse_special, std::vector<TextSegment>& out,
+                              size_t max_tokens) const {
   if (tokens_.empty()) {
     if (!text.empty()) out.push_back({0, text.size(), -1});
-    return;
+    return true;
   }
+  size_t budget = max_tokens;
   std::vector<TextSegment> first;
-  split_pass(raw_, text, 0, text.size(), parse_special, first);
-  if (normalized_.nodes.size() == 1) {
+  const bool whole = split_pass(raw_, text, 0, text.size(), parse_special, first, budget);
+  if (!whole || normalized_.nodes.size() == 1) {
     out.insert(out.end(), first.begin(), first.end());
-    return;
+    return whole;
   }
   for (const auto& seg : first) {
     if (seg.id >= 0) out.push_back(seg);
-    else split_pass(normalized_, text, seg.begin, seg.end, parse_special, out);
+    else if (!split_pass(normalized_, text, seg.begin, seg.end, parse_special, out, budget)) return false;
   }
+  return true;
 }
 
 }  // namespace db

@@ -34,7 +34,10 @@ class AddedTokenMatcher {
 
   // Cuts `text` into plain-text stretches and added tokens, in order. With
   // parse_special == false, special tokens are not searched (their text stays text).
-  void split(std::string_view text, bool parse_special, std::vector<TextSegment>& out) const;
+  // Stops once more than `max_tokens` added tokens are found and returns false then
+  // (`out` holds a part of the segments); returns true when `out` holds them all.
+  bool split(std::string_view text, bool parse_special, std::vector<TextSegment>& out,
+             size_t max_tokens = SIZE_MAX) const;
 
   bool empty() const { return tokens_.empty(); }
 
@@ -50,8 +53,9 @@ class AddedTokenMatcher {
   };
   // Longest allowed token starting at `pos`; returns its index or -1 and its end.
   int32_t longest_at(const Trie& trie, std::string_view text, size_t pos, bool parse_special, size_t& end) const;
-  void split_pass(const Trie& trie, std::string_view text, size_t begin, size_t end, bool parse_special,
-                  std::vector<TextSegment>& out) const;
+  // One pass over [begin, end); `budget`: added tokens it may still find (false: it found more).
+  bool split_pass(const Trie& trie, std::string_view text, size_t begin, size_t end, bool parse_special,
+                  std::vector<TextSegment>& out, size_t& budget) const;
 
   std::vector<AddedToken> tokens_;
   Trie raw_;         // tokens with normalized == false

@@ -93,4 +93,11 @@ void BpeModel::encode_piece(std::string_view bytes, std::vector<int32_t>& out) c
   for (int32_t i = 0; i >= 0; i = symbols[i].next) out.push_back(symbols[i].id);
 }
 
+size_t BpeModel::kept_bytes(std::string_view bytes) const {
+  if (unk_id_ >= 0) return bytes.size();
+  size_t kept = 0;
+  for (char c : bytes) kept += byte_ids_[static_cast<uint8_t>(c)] >= 0;
+  return kept;
+}
+
 }  // namespace db

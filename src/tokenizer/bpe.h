@@ -28,6 +28,9 @@ class BpeModel {
   // Id of a stored token text, or -1.
   int32_t find(std::string_view token_text) const { return ids_.find(token_text); }
   size_t num_merges() const { return merges_.size(); }
+  // Bytes of `bytes` encode_piece keeps (those with a token, or all with an unknown
+  // token); each id it emits stands for at most the longest token's length of them.
+  size_t kept_bytes(std::string_view bytes) const;
 
  private:
   TokenIndex ids_;

@@ -5,6 +5,7 @@
 //   Split(regex, behavior, invert), Digits (= Split on \p{N}), ByteLevel.
 // Presets reproduce the pre-tokenizers that GGUF files name in "tokenizer.ggml.pre".
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -31,6 +32,13 @@ class PreTokenizer {
 
   // Appends the pieces of `text` (valid UTF-8) to `out`; never produces empty pieces.
   void split(std::string_view text, std::vector<std::string>& out) const;
+
+  // Gets each piece split() would append, in the same order, without collecting them.
+  // Returning false stops the split.
+  using PieceSink = std::function<bool(std::string_view piece)>;
+  // Gives `sink` the pieces of `text` (valid UTF-8) one at a time, holding no more than
+  // one piece per step at once. Returns false when `sink` stopped it, else true.
+  bool split_each(std::string_view text, const PieceSink& sink) const;
 
   bool empty() const { return steps_.empty(); }
   bool ends_with_byte_level() const;
@@ -61,6 +69,9 @@ class PreTokenizer {
              std::vector<MatchSpan>& scratch) const;
   void split_piece(const Step& step, std::string_view piece, std::vector<std::string>& out,
                    std::vector<MatchSpan>& scratch) const;
+  // split_each's work: the pieces of `piece` after steps [step, end).
+  bool each_piece(size_t step, std::string_view piece, const PieceSink& sink) const;
+  bool each_split(const Step& step, size_t next, std::string_view piece, const PieceSink& sink) const;
   std::vector<Step> steps_;
 };
 

@@ -86,31 +86,38 @@ Regex::Regex(Regex&&) noexcept = default;
 Regex& Regex::operator=(Regex&&) noexcept = default;
 
 void Regex::find_all(std::string_view subject, std::vector<MatchSpan>& out) const {
+  Cursor cursor;
+  MatchSpan m;
+  while (next_match(subject, cursor, m)) out.push_back(m);
+}
+
+bool Regex::next_match(std::string_view subject, Cursor& c, MatchSpan& out) const {
   thread_local std::unique_ptr<pcre2_match_data, MatchDataDeleter> match_data(pcre2_match_data_create(1, nullptr));
   DB_CHECK(match_data != nullptr, "pcre2_match_data_create failed");
   const auto* text = reinterpret_cast<PCRE2_SPTR>(subject.data());
-  size_t pos = 0;
-  uint32_t extra = 0;  // PCRE2_NOTEMPTY_ATSTART | PCRE2_ANCHORED right after an empty match
-  while (pos <= subject.size()) {
-    int rc = pcre2_match(impl_->code, text, subject.size(), pos, PCRE2_NO_UTF_CHECK | extra, match_data.get(),
+  while (!c.done && c.pos <= subject.size()) {
+    int rc = pcre2_match(impl_->code, text, subject.size(), c.pos, PCRE2_NO_UTF_CHECK | c.extra, match_data.get(),
                          nullptr);
     if (rc == PCRE2_ERROR_JIT_STACKLIMIT)
-      rc = pcre2_match(impl_->code, text, subject.size(), pos, PCRE2_NO_UTF_CHECK | PCRE2_NO_JIT | extra,
+      rc = pcre2_match(impl_->code, text, subject.size(), c.pos, PCRE2_NO_UTF_CHECK | PCRE2_NO_JIT | c.extra,
                        match_data.get(), nullptr);
-    if (rc == PCRE2_ERROR_NOMATCH && extra != 0) {
+    if (rc == PCRE2_ERROR_NOMATCH && c.extra != 0) {
       // No non-empty match at the empty match's position: step over one character.
-      extra = 0;
-      if (pos >= subject.size()) break;
-      ++pos;
-      while (pos < subject.size() && (static_cast<uint8_t>(subject[pos]) & 0xC0) == 0x80) ++pos;
+      c.extra = 0;
+      if (c.pos >= subject.size()) break;
+      ++c.pos;
+      while (c.pos < subject.size() && (static_cast<uint8_t>(subject[c.pos]) & 0xC0) == 0x80) ++c.pos;
       continue;
     }
     if (rc < 0) break;  // no match, or resources exhausted
     const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(match_data.get());
-    out.emplace_back(ov[0], ov[1]);
-    pos = ov[1];
-    extra = ov[0] == ov[1] ? (PCRE2_NOTEMPTY_ATSTART | PCRE2_ANCHORED) : 0;
+    out = {ov[0], ov[1]};
+    c.pos = ov[1];
+    c.extra = ov[0] == ov[1] ? (PCRE2_NOTEMPTY_ATSTART | PCRE2_ANCHORED) : 0;
+    return true;
   }
+  c.done = true;
+  return false;
 }
 
 }  // namespace db

@@ -4,6 +4,7 @@
 // Immutable after construction, so one Regex may be used from many threads.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -28,6 +29,16 @@ class Regex {
   // (empty matches included, as split points). `subject` must be valid UTF-8.
   // A match that exhausts PCRE2's resources ends the search (the rest stays unmatched).
   void find_all(std::string_view subject, std::vector<MatchSpan>& out) const;
+
+  // Where a search through one subject stands; starts at the subject's beginning.
+  struct Cursor {
+    size_t pos = 0;      // where the next search starts
+    uint32_t extra = 0;  // options for it (after an empty match: no empty match there again)
+    bool done = false;   // no match is left
+  };
+  // The next match of the search `cursor` stands in: the matches find_all appends, one
+  // per call, in order. Returns false when none is left.
+  bool next_match(std::string_view subject, Cursor& cursor, MatchSpan& out) const;
 
   const std::string& pattern() const { return pattern_; }
 

@@ -82,6 +82,7 @@ Tokenizer::Tokenizer(TokenizerParts parts)
     }
   }
   bpe_ = BpeModel(std::move(bpe_tokens), parts.merges, parts.ignore_merges, parts.bpe_unk_id);
+  for (const auto& p : pieces_) max_token_bytes_ = std::max(max_token_bytes_, p.size());
 
   if (eos_id_ >= 0) eos_ids_.push_back(eos_id_);
   for (int32_t id : parts.end_of_generation) eos_ids_.push_back(id);
@@ -99,18 +100,15 @@ void Tokenizer::encode_valid(std::string_view text, std::vector<int32_t>& out) c
 }
 
 void Tokenizer::encode_text(std::string_view text, std::vector<int32_t>& out) const {
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t run_end = pos;
-    while (run_end < text.size()) {
-      const size_t n = utf8::valid_sequence_length(text, run_end);
-      if (n == 0) break;
-      run_end += n;
-    }
-    if (run_end > pos) encode_valid(text.substr(pos, run_end - pos), out);
-    if (run_end < text.size()) bpe_.encode_piece(text.substr(run_end, 1), out);  // a stray byte
-    pos = run_end + 1;
-  }
+  const auto valid = [&](std::string_view run) {
+    encode_valid(run, out);
+    return true;
+  };
+  const auto stray = [&](std::string_view byte) {
+    bpe_.encode_piece(byte, out);
+    return true;
+  };
+  utf8::for_each_run(text, valid, stray);
 }
 
 std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special, bool parse_special) const {

@@ -63,6 +63,17 @@ class Tokenizer {
   // `add_special`: add BOS/EOS as the model asks (add_bos/add_eos). `parse_special`:
   // special tokens written in the text become their ids; otherwise their text is encoded.
   std::vector<int32_t> encode(std::string_view text, bool add_special, bool parse_special = true) const;
+  // encode(), but only while the ids number at most `max_tokens`: nullopt as soon as
+  // they would number more. Work and memory grow with max_tokens (times the longest
+  // token), not with the text: added tokens are searched only as far as the limit,
+  // pre-tokenized pieces are encoded one at a time, and a piece too long to fit in the
+  // ids left is refused unencoded.
+  std::optional<std::vector<int32_t>> encode_bounded(std::string_view text, size_t max_tokens, bool add_special,
+                                                     bool parse_special = true) const;
+  // The most bytes of text one token stands for: a text of n bytes holds at least
+  // n / max_token_bytes() tokens, unless it holds bytes the vocabulary has no token for
+  // (they are dropped) or the pre-tokenizer removes some of it.
+  size_t max_token_bytes() const { return max_token_bytes_; }
   // The text of `ids`, ill-formed UTF-8 replaced by U+FFFD. Unknown ids decode to nothing.
   std::string decode(const std::vector<int32_t>& ids, bool skip_special = false) const;
   // The raw bytes of `ids` (may end inside a character).
@@ -95,6 +106,9 @@ class Tokenizer {
   explicit Tokenizer(TokenizerParts parts);
   void encode_text(std::string_view text, std::vector<int32_t>& out) const;
   void encode_valid(std::string_view text, std::vector<int32_t>& out) const;
+  // encode_text / encode_valid that stop (returning false) once `out` would pass `limit` ids.
+  bool encode_text_bounded(std::string_view text, std::vector<int32_t>& out, size_t limit) const;
+  bool encode_piece_bounded(std::string_view piece, std::vector<int32_t>& out, size_t limit) const;
 
   std::vector<std::string> tokens_;
   std::vector<TokenKind> kinds_;
@@ -105,6 +119,7 @@ class Tokenizer {
   int32_t bos_id_ = -1, eos_id_ = -1, unk_id_ = -1, pad_id_ = -1;
   bool add_bos_ = false, add_eos_ = false;
   std::vector<int32_t> eos_ids_;
+  size_t max_token_bytes_ = 0;  // longest raw piece of any id
   std::string source_;
 };
 

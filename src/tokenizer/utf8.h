@@ -35,4 +35,24 @@ bool is_valid(std::string_view s);
 // Unicode White_Space property (what Rust's char::is_whitespace and Oniguruma's \s match).
 bool is_white_space(uint32_t cp);
 
+// Walks `text` as maximal runs of valid UTF-8 and the stray bytes between them, in order:
+// valid(run) for each non-empty run, stray(one-byte view) for each invalid byte. Either
+// callback may return false to stop; returns false when one did.
+template <class OnValid, class OnStray>
+bool for_each_run(std::string_view text, OnValid&& valid, OnStray&& stray) {
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t run_end = pos;
+    while (run_end < text.size()) {
+      const size_t n = valid_sequence_length(text, run_end);
+      if (n == 0) break;
+      run_end += n;
+    }
+    if (run_end > pos && !valid(text.substr(pos, run_end - pos))) return false;
+    if (run_end < text.size() && !stray(text.substr(run_end, 1))) return false;
+    pos = run_end + 1;
+  }
+  return true;
+}
+
 }  // namespace db::utf8

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/api_error.h"
+#include "api/bounded_json.h"
 #include "util/error.h"
 
 namespace db::server {
@@ -19,8 +20,12 @@ namespace {
 
 void check_line(const std::string& text, size_t line_no, const std::string& endpoint,
                 std::unordered_set<std::string>& ids) {
-  const nlohmann::json line = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (line.is_discarded()) refuse(line_no, "not valid JSON");
+  nlohmann::json line;
+  try {
+    line = api::parse_json_bounded(text);  // nesting, string and value limits bound the line's memory
+  } catch (const api::ApiError& e) {
+    refuse(line_no, e.what());
+  }
   if (!line.is_object()) refuse(line_no, "not a JSON object");
   const auto id = line.find("custom_id");
   if (id == line.end() || !id->is_string() || id->get<std::string>().empty())

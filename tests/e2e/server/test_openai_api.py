@@ -33,10 +33,17 @@ def test_completion(client, base):
 
 def test_chat(client, base):
     r = client.chat.completions.create(model=MODEL, messages=CHAT, max_tokens=10, temperature=0, user="u-1",
-                                       extra_body={"priority": 0, "no_such_field": {"x": 1}})
+                                       extra_body={"priority": 0})
     m = r.choices[0].message
     check(r.object == "chat.completion" and m.role == "assistant" and m.content, f"chat: {r}")
     check(r.choices[0].finish_reason in ("stop", "length"), f"finish {r.choices[0].finish_reason}")
+    # Fields the server does not read are refused, naming the field.
+    e = expect_raises(openai.BadRequestError, client.chat.completions.create, model=MODEL, messages=CHAT, max_tokens=2,
+                      extra_body={"no_such_field": {"x": 1}})
+    check(e.body.get("param") == "no_such_field", f"unknown field: {e.body}")
+    e = expect_raises(openai.BadRequestError, client.chat.completions.create, model=MODEL, messages=CHAT, max_tokens=2,
+                      logit_bias={"1": 5})
+    check(e.body.get("param") == "logit_bias", f"unsupported field: {e.body}")
 
 
 def test_stream_matches_non_stream(client, base):

@@ -28,7 +28,7 @@ TEST(ChatRequest, MessagesAndFields) {
                  {"role": "assistant", "content": "Hello!"},
                  {"role": "user", "content": [{"type": "text", "text": "part one"}, {"type": "text", "text": "part two"}]}],
     "max_tokens": 50, "temperature": 0, "seed": 7, "stop": "\n", "logprobs": true, "top_logprobs": 3,
-    "n": 2, "tools": [], "response_format": {"type": "text"}})"));
+    "n": 2, "tools": null, "response_format": null})"));
   ASSERT_EQ(r.messages.size(), 4u);
   EXPECT_EQ(r.messages[0].role, "system");
   EXPECT_EQ(r.messages[0].content, "Be brief.");
@@ -61,12 +61,12 @@ TEST(ChatRequest, LogprobsWithoutTop) {
 }
 
 TEST(ChatRequest, DeveloperRoleIsSystem) {
-  const auto r = parse_chat_request(body(R"({"messages": [{"role": "developer", "content": "rules"}]})"));
+  const auto r = parse_chat_request(body(R"({"messages": [{"role": "developer", "content": "rules"}, {"role": "user", "content": "x"}]})"));
   EXPECT_EQ(r.messages[0].role, "system");
 }
 
-TEST(ChatRequest, NullContentIsEmpty) {
-  const auto r = parse_chat_request(body(R"({"messages": [{"role": "assistant", "content": null}]})"));
+TEST(ChatRequest, EmptyStringContentIsAllowed) {
+  const auto r = parse_chat_request(body(R"({"messages": [{"role": "user", "content": ""}]})"));
   EXPECT_EQ(r.messages[0].content, "");
 }
 

@@ -92,9 +92,12 @@ TEST(CompletionRequest, NullMeansAbsent) {
   EXPECT_FALSE(r.common.sampling.seed.has_value());
 }
 
-TEST(CompletionRequest, UnknownFieldsIgnored) {
-  const auto r = parse_completion_request(
-      body(R"({"prompt": "x", "best_of": "whatever", "suffix": 3, "logit_bias": {"1": 2}, "nonsense": [1, {}]})"));
+TEST(CompletionRequest, UnknownAndUnsupportedFieldsAreRefused) {
+  EXPECT_EQ(error_param(body(R"({"prompt": "x", "best_of": "whatever"})")), "best_of");
+  EXPECT_EQ(error_param(body(R"({"prompt": "x", "suffix": 3})")), "suffix");
+  EXPECT_EQ(error_param(body(R"({"prompt": "x", "logit_bias": {"1": 2}})")), "logit_bias");
+  EXPECT_EQ(error_param(body(R"({"prompt": "x", "nonsense": [1, {}]})")), "nonsense");
+  const auto r = parse_completion_request(body(R"({"prompt": "x", "best_of": null, "metadata": {"a": "b"}})"));
   EXPECT_EQ(r.prompts.size(), 1u);
 }
 
@@ -153,6 +156,10 @@ TEST(CompletionRequest, OutOfRangeValuesNameTheParam) {
       {R"({"prompt": "x", "presence_penalty": 3})", "presence_penalty"},
       {R"({"prompt": "x", "frequency_penalty": -3})", "frequency_penalty"},
       {R"({"prompt": "x", "repetition_penalty": 0})", "repetition_penalty"},
+      {R"({"prompt": "x", "repetition_penalty": 1e300})", "repetition_penalty"},   // inf as a float
+      {R"({"prompt": "x", "repetition_penalty": 1e-300})", "repetition_penalty"},  // 0 as a float
+      {R"({"prompt": "x", "stop_token_ids": [null]})", "stop_token_ids[0]"},
+      {R"({"prompt": "x", "stop_token_ids": [1, null]})", "stop_token_ids[1]"},
       {R"({"prompt": "x", "logprobs": 21})", "logprobs"},
       {R"({"prompt": "x", "priority": 3})", "priority"},
       {R"({"prompt": "x", "stop": [""]})", "stop"},

@@ -72,5 +72,23 @@ TEST(RequestValidation, RejectsEachBadField) {
   expect_error(r, "priority");
 }
 
+TEST(RequestValidation, NeverAcceptsMoreSamplesThanTheRequestLimit) {
+  RequestLimits l = limits();
+  l.max_num_seqs = 4 * kMaxSamplesPerPrompt;
+  l.num_usable_blocks = 1000;
+  EngineRequest r = ok();
+  r.n = kMaxSamplesPerPrompt;
+  EXPECT_NO_THROW(validate_request(r, l));
+  r.n = kMaxSamplesPerPrompt + 1;
+  try {
+    validate_request(r, l);
+    ADD_FAILURE() << "accepted n = " << r.n;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("n: must be in [1, " + std::to_string(kMaxSamplesPerPrompt) + "]"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace db
