@@ -10,6 +10,7 @@
 #include "engine_options.h"
 #include "runner/model_bundle.h"
 #include "server/app.h"
+#include "server/data_dir.h"
 #include "server/shutdown_signal.h"
 #include "util/error.h"
 
@@ -21,6 +22,7 @@ struct ServeOptions {
   ModelOptions model;
   EngineOptions engine;
   server::ServeConfig serve;
+  bool no_batch_api = false;  // --no-batch-api: leave /v1/files and /v1/batches unmounted
 };
 
 std::string default_model_name(const std::string& model_path) {
@@ -37,9 +39,14 @@ int run_serve(ServeOptions o) {
   auto bundle = ModelBundle::open(o.model.model, o.model.threads);
   if (o.serve.model_name.empty()) o.serve.model_name = default_model_name(o.model.model);
   o.serve.max_context = bundle->model().config().max_context;
+  if (o.no_batch_api) o.serve.data_dir.clear();
+  else if (o.serve.data_dir.empty()) o.serve.data_dir = server::default_data_dir();
   Engine engine(*bundle, cfg);
   server::ServerApp app(engine, *bundle, o.serve);
   app.start();
+  if (!o.serve.data_dir.empty())
+    std::printf("deepbatch serve: Batch API data in %s\n",
+                std::filesystem::absolute(o.serve.data_dir).lexically_normal().c_str());
   std::printf("deepbatch serve: model %s, listening on http://%s:%d\n", o.serve.model_name.c_str(),
               o.serve.host.c_str(), app.port());
   std::fflush(stdout);
@@ -61,7 +68,7 @@ void add_serve_options(CLI::App& cmd, ServeOptions& o) {
                  "Require 'Authorization: Bearer KEY' on /v1/* (/health and /metrics stay open)");
   cmd.add_option("--served-model-name", s.model_name, "Model id in /v1/models and responses (default: file name)");
   cmd.add_option("--max-queued-requests", s.max_queued_requests,
-                 "Waiting requests at which new ones get 429 (0 = no limit)")
+                 "Waiting sequences (prompts x n) past which new requests get 429 (0 = no limit)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd.add_option("--io-threads", s.io_threads, "HTTP I/O threads")->check(CLI::Range(1, 64))->capture_default_str();
@@ -75,7 +82,17 @@ void add_serve_options(CLI::App& cmd, ServeOptions& o) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd.add_option("--data-dir", s.data_dir,
-                 "Directory for the Batch API's files and batches (enables /v1/files, /v1/batches)");
+                 "Directory for the Batch API's files and batches (default: $XDG_DATA_HOME/deepbatch, "
+                 "~/.local/share/deepbatch, or ./deepbatch-data)");
+  cmd.add_flag("--no-batch-api", o.no_batch_api, "Serve no Batch API (/v1/files, /v1/batches)");
+  cmd.add_option("--max-choices-per-request", s.max_choices_per_request,
+                 "Completions (prompts x n) one request may ask for (larger: 400; 0 = no limit)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd.add_option("--max-body-bytes-in-flight", s.max_body_bytes_in_flight,
+                 "Request bodies held at once, all connections, e.g. 128M (past it: 503; 0 = no cap)")
+      ->transform(CLI::AsSizeValue(false))
+      ->capture_default_str();
   cmd.add_option("--shutdown-timeout", s.shutdown_timeout_s,
                  "Seconds in-flight requests may take after SIGTERM before they are aborted")
       ->check(CLI::NonNegativeNumber)

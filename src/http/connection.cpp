@@ -31,7 +31,7 @@ Connection::Connection(asio::ip::tcp::socket socket, std::shared_ptr<ServerConte
       remote_(endpoint_text(socket_)),
       read_deadline_(socket_.get_executor()),
       write_deadline_(socket_.get_executor()),
-      reader_(ctx_->opts.max_header_bytes, ctx_->opts.max_body_bytes) {}
+      reader_(ctx_->opts.max_header_bytes, ctx_->opts.max_body_bytes, ctx_->body_budget) {}
 
 Connection::~Connection() { ctx_->remove(this); }
 
@@ -179,6 +179,12 @@ void Connection::fail(int status, const std::string& message) {
   read_deadline_.cancel();
   inbuf_.clear();
   state_ = State::closing;
+  if (ctx_->opts.on_protocol_error) {
+    try {
+      ctx_->opts.on_protocol_error(status);
+    } catch (...) {  // a metrics hook must not take the connection down
+    }
+  }
   std::string body;
   try {
     body = ctx_->opts.error_body(status, message);

@@ -1,10 +1,13 @@
 // One parsed HTTP/1.1 request, as handed to a Handler: the head and the whole body
-// (chunked transfer already decoded). Plain data; no I/O.
+// (chunked transfer already decoded). Plain data and the body's share of the server's
+// body budget; no I/O. Move-only.
 #pragma once
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "http/body_budget.h"
 
 namespace db::http {
 
@@ -12,12 +15,13 @@ using Headers = std::vector<std::pair<std::string, std::string>>;
 
 struct Request {
   std::string method;    // "GET", "POST", ... as sent
-  std::string target;    // path and query as sent, e.g. "/v1/files/abc?limit=2"
-  std::string path;      // target up to '?', not percent-decoded
-  std::string query;     // target after '?' ("" when none)
+  std::string target;    // the request-target as sent, e.g. "/v1/files/abc?limit=2"
+  std::string path;      // the normalized path (request_target.h): what routing and auth see
+  std::string query;     // target after '?' ("" when none), not decoded
   Headers headers;       // names lower-cased, values trimmed, in arrival order
   std::string body;      // the whole body, at most ServerOptions::max_body_bytes
   std::string remote;    // peer address "ip:port" (for logs)
+  BodyLease body_lease;  // the body's bytes in the server's BodyBudget; move it along with the body
 
   // First value of the header `lower_name` (lower-case), or nullptr.
   const std::string* header(std::string_view lower_name) const;

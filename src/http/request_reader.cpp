@@ -50,8 +50,12 @@ RequestReader::Outcome map_parse_error(const beast::error_code& ec, size_t max_h
 
 }  // namespace
 
-RequestReader::RequestReader(size_t max_header_bytes, size_t max_body_bytes)
-    : max_header_bytes_(max_header_bytes), max_body_bytes_(max_body_bytes), parser_(std::make_unique<ParserBox>()) {
+RequestReader::RequestReader(size_t max_header_bytes, size_t max_body_bytes, std::shared_ptr<BodyBudget> budget)
+    : max_header_bytes_(max_header_bytes),
+      max_body_bytes_(max_body_bytes),
+      parser_(std::make_unique<ParserBox>()),
+      budget_(std::move(budget)),
+      lease_(budget_) {
   reset();
 }
 
@@ -66,6 +70,8 @@ void RequestReader::reset() {
   started_ = false;
   head_checked_ = false;
   continue_pending_ = false;
+  lease_ = BodyLease(budget_);
+  target_ = {};
 }
 
 bool RequestReader::header_done() const { return parser_->parser->is_header_done(); }
@@ -83,6 +89,13 @@ bool RequestReader::http10() const { return parser_->parser->get().version() < 1
 RequestReader::Outcome RequestReader::check_head() {
   head_checked_ = true;
   const auto& msg = parser_->parser->get();
+  std::string why;
+  std::optional<RequestTarget> target = parse_request_target(sv(msg.target()), why);
+  if (!target) return error_outcome(400, "bad request-target '" + std::string(msg.target()) + "': " + why);
+  target_ = std::move(*target);
+  const size_t hosts = msg.count(bhttp::field::host);
+  if (hosts > 1) return error_outcome(400, "more than one Host header");
+  if (hosts == 0 && msg.version() >= 11) return error_outcome(400, "an HTTP/1.1 request needs a Host header");
   auto te = msg.find(bhttp::field::transfer_encoding);
   if (te != msg.end()) {
     if (lower(trim(sv(te->value()))) != "chunked") {
@@ -99,7 +112,18 @@ RequestReader::Outcome RequestReader::check_head() {
     }
     continue_pending_ = msg.version() >= 11 && !parser_->parser->is_done();
   }
-  return {};
+  return reserve_body();
+}
+
+// Reserves the body's bytes: all of a Content-Length at once, a chunked body as it grows.
+RequestReader::Outcome RequestReader::reserve_body() {
+  auto& p = *parser_->parser;
+  size_t bytes = p.get().body().size();
+  if (const auto length = p.content_length()) bytes = std::max<size_t>(bytes, static_cast<size_t>(*length));
+  if (lease_.grow_to(bytes)) return {};
+  continue_pending_ = false;
+  return error_outcome(503, "the server holds too many request bodies at once (" +
+                                std::to_string(budget_->capacity()) + " bytes); retry later");
 }
 
 RequestReader::Outcome RequestReader::feed(std::string& in) {
@@ -107,6 +131,7 @@ RequestReader::Outcome RequestReader::feed(std::string& in) {
   size_t offset = 0;
   Outcome outcome;
   if (!in.empty()) started_ = true;
+  while (!p.got_some() && offset < in.size() && (in[offset] == '\r' || in[offset] == '\n')) ++offset;
   while (offset < in.size()) {
     beast::error_code ec;
     size_t n = p.put(boost::asio::const_buffer(in.data() + offset, in.size() - offset), ec);
@@ -117,6 +142,9 @@ RequestReader::Outcome RequestReader::feed(std::string& in) {
     }
     if (p.is_header_done() && !head_checked_) {
       outcome = check_head();
+      if (outcome.status == Status::error) break;
+    } else if (head_checked_ && p.chunked()) {
+      outcome = reserve_body();
       if (outcome.status == Status::error) break;
     }
     if (p.is_done()) {
@@ -134,14 +162,14 @@ Request RequestReader::take(std::string remote) {
   Request req;
   req.method = std::string(msg.method_string());
   req.target = std::string(msg.target());
-  size_t q = req.target.find('?');
-  req.path = req.target.substr(0, q);
-  req.query = q == std::string::npos ? "" : req.target.substr(q + 1);
+  req.path = std::move(target_.path);
+  req.query = std::move(target_.query);
   for (const auto& field : msg) {
     req.headers.emplace_back(lower(sv(field.name_string())), trim(sv(field.value())));
   }
   req.body = std::move(msg.body());
   req.remote = std::move(remote);
+  req.body_lease = std::move(lease_);
   reset();
   return req;
 }

@@ -1,12 +1,17 @@
 // Incremental request parsing: bytes in, one Request out. Wraps Beast's HTTP parser
 // (which enforces the head and body size limits and decodes chunked bodies) and adds
-// the checks the server needs on the head (supported Transfer-Encoding, Expect).
+// the checks the server needs on the head: the request-target's form (normalized by
+// request_target.h), exactly one Host in HTTP/1.1, supported Transfer-Encoding and
+// Expect, and the body's bytes reserved in the server's BodyBudget before they are read.
+// Empty lines before a request line are skipped (RFC 9112 section 2.2).
 #pragma once
 #include <cstddef>
 #include <memory>
 #include <string>
 
+#include "http/body_budget.h"
 #include "http/request.h"
+#include "http/request_target.h"
 
 namespace db::http {
 
@@ -15,11 +20,12 @@ class RequestReader {
   enum class Status { need_more, done, error };
   struct Outcome {
     Status status = Status::need_more;
-    int http_status = 0;   // for errors: 400, 413, 417 or 431
+    int http_status = 0;   // for errors: 400, 413, 417, 431, or 503 (the body budget is spent)
     std::string message;   // for errors: what was wrong
   };
 
-  RequestReader(size_t max_header_bytes, size_t max_body_bytes);
+  // `budget` may be null (no cap on bodies held at once).
+  RequestReader(size_t max_header_bytes, size_t max_body_bytes, std::shared_ptr<BodyBudget> budget = nullptr);
   ~RequestReader();
   RequestReader(const RequestReader&) = delete;
   RequestReader& operator=(const RequestReader&) = delete;
@@ -42,11 +48,15 @@ class RequestReader {
  private:
   void reset();
   Outcome check_head();
+  Outcome reserve_body();
 
   struct ParserBox;
   size_t max_header_bytes_;
   size_t max_body_bytes_;
   std::unique_ptr<ParserBox> parser_;
+  std::shared_ptr<BodyBudget> budget_;
+  BodyLease lease_;               // the current request's body bytes
+  RequestTarget target_;          // the current request's normalized target (valid once the head is checked)
   bool started_ = false;
   bool head_checked_ = false;
   bool continue_pending_ = false;

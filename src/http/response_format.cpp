@@ -98,8 +98,9 @@ std::string frame_chunk(std::string_view data) {
 }
 
 std::string format_error_response(int status, const std::string& json_body) {
-  std::string out = format_head(status, {{"Content-Type", "application/json"}}, BodyFraming::content_length,
-                                json_body.size(), /*close=*/true);
+  Headers headers = {{"Content-Type", "application/json"}};
+  if (status == 503) headers.emplace_back("Retry-After", "1");
+  std::string out = format_head(status, headers, BodyFraming::content_length, json_body.size(), /*close=*/true);
   out += json_body;
   return out;
 }

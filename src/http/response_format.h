@@ -33,7 +33,8 @@ inline constexpr std::string_view kLastChunk = "0\r\n\r\n";
 // The interim response to "Expect: 100-continue".
 inline constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 
-// A complete protocol-error response (application/json body, closes the connection).
+// A complete protocol-error response (application/json body, closes the connection;
+// a 503 says Retry-After: 1).
 std::string format_error_response(int status, const std::string& json_body);
 
 }  // namespace db::http

@@ -40,11 +40,6 @@ bool match(const std::vector<std::string>& pattern, const std::vector<std::strin
   return true;
 }
 
-std::string request_path(const Request& req) {
-  if (!req.path.empty()) return req.path;
-  return req.target.substr(0, req.target.find('?'));
-}
-
 }  // namespace
 
 const std::string& PathParams::get(const std::string& name) const {
@@ -57,27 +52,41 @@ const std::string& PathParams::get(const std::string& name) const {
 
 Router::Router(ErrorBody error_body) : error_body_(std::move(error_body)) {}
 
-void Router::add(std::string method, std::string pattern, RouteHandler handler) {
-  routes_.push_back(Route{std::move(method), split_path(pattern), std::move(handler)});
+void Router::add(std::string method, std::string pattern, RouteHandler handler, Access access) {
+  routes_.push_back(Route{std::move(method), split_path(pattern), std::move(handler), access});
 }
 
+void Router::set_guard(RouteGuard guard) { guard_ = std::move(guard); }
+
 void Router::dispatch(Request&& req, std::shared_ptr<Responder> res) const {
-  const std::vector<std::string> segments = split_path(request_path(req));
+  const std::vector<std::string> segments = split_path(req.path);
+  const std::string method = req.method == "HEAD" ? "GET" : req.method;
+  const Route* target = nullptr;
+  PathParams target_params;
+  bool open = false;  // some route of this path is open, and none is guarded
+  bool guarded = false;
   std::vector<std::string> allowed;
   for (const Route& route : routes_) {
     PathParams params;
     if (!match(route.segments, segments, &params)) continue;
-    if (route.method == req.method) {
-      route.handler(std::move(req), params, std::move(res));
-      return;
+    (route.access == Access::open ? open : guarded) = true;
+    if (route.method == method && !target) {
+      target = &route;
+      target_params = std::move(params);
     }
     if (std::find(allowed.begin(), allowed.end(), route.method) == allowed.end()) allowed.push_back(route.method);
   }
+  if (guard_ && (guarded || !open) && !guard_(req, *res)) return;
+  if (target) {
+    target->handler(std::move(req), target_params, std::move(res));
+    return;
+  }
+  if (std::find(allowed.begin(), allowed.end(), "GET") != allowed.end()) allowed.push_back("HEAD");
   std::string allow;
-  for (const std::string& method : allowed) allow += (allow.empty() ? "" : ", ") + method;
+  for (const std::string& m : allowed) allow += (allow.empty() ? "" : ", ") + m;
   const Headers json = {{"Content-Type", "application/json"}};
   if (allow.empty()) {
-    res->send(404, json, error_body_(404, "no route for " + req.method + " " + request_path(req)));
+    res->send(404, json, error_body_(404, "no route for " + req.method + " " + req.path));
     return;
   }
   Headers headers = json;

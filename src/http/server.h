@@ -34,7 +34,11 @@ struct ServerOptions {
   double body_timeout_s = 120;           // a body must arrive within this once the head did: 408
   double idle_timeout_s = 120;           // keep-alive connection with no request in flight is closed
   double write_timeout_s = 120;          // a client not reading its response for this long is dropped
+  size_t max_body_bytes_in_flight = 0;   // bodies held at once, all connections (BodyBudget); 0 = no cap
   ErrorBody error_body;                  // required
+  // Called (on an I/O thread) with the status of each error the transport answers itself
+  // (400, 408, 413, 417, 431, 503), which never reach the Handler; optional; must not block.
+  std::function<void(int status)> on_protocol_error;
 };
 
 class Server {

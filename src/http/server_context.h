@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "http/body_budget.h"
 #include "http/server.h"
 
 namespace db::http {
@@ -18,6 +19,7 @@ class Connection;
 struct ServerContext {
   ServerOptions opts;
   Handler handler;
+  std::shared_ptr<BodyBudget> body_budget;                          // shared by every connection's reader
 
   std::mutex mu;                                                    // guards conns and stopping
   std::unordered_map<const Connection*, std::weak_ptr<Connection>> conns;  // open connections

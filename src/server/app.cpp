@@ -22,6 +22,8 @@ http::ServerOptions http_options(const ServeConfig& c) {
   o.io_threads = c.io_threads;
   o.max_body_bytes = c.max_body_bytes;
   o.header_timeout_s = c.header_timeout_s;
+  // One body of the largest size must always fit.
+  o.max_body_bytes_in_flight = c.max_body_bytes_in_flight == 0 ? 0 : std::max(c.max_body_bytes_in_flight, c.max_body_bytes);
   o.error_body = protocol_error_body;
   return o;
 }
@@ -36,9 +38,16 @@ ServerApp::ServerApp(Engine& engine, const ModelBundle& bundle, ServeConfig conf
       ctx_{engine, bundle, config_, metrics_, tracker_, *prepare_queue_},
       router_(protocol_error_body) {
   add_routes();
+  router_.set_guard([key = config_.api_key](const http::Request& req, http::Responder& res) {
+    std::optional<api::ApiError> refused = check_api_key(req, key);
+    if (refused) send_error(res, *refused);
+    return !refused;
+  });
   batch_ = mount_batch_api(engine, bundle, config_, router_);
+  http::ServerOptions options = http_options(config_);
+  options.on_protocol_error = [m = &metrics_](int status) { m->on_http_response(status); };
   http_ = std::make_unique<http::Server>(
-      http_options(config_),
+      std::move(options),
       [this](http::Request&& req, std::shared_ptr<http::Responder> res) { handle(std::move(req), std::move(res)); });
 }
 
@@ -61,11 +70,16 @@ void ServerApp::add_routes() {
   router_.add("GET", "/v1/models/{id}", [ctx](http::Request&&, const http::PathParams& p, auto res) {
     handle_get_model(*ctx, p.get("id"), std::move(res));
   });
-  router_.add("GET", "/health", [this](http::Request&&, const http::PathParams&, auto res) {
-    handle_health(ctx_, watchdog_, draining_.load(), std::move(res));
-  });
-  router_.add("GET", "/metrics",
-              [ctx](http::Request&&, const http::PathParams&, auto res) { handle_metrics(*ctx, std::move(res)); });
+  router_.add(
+      "GET", "/health",
+      [this](http::Request&&, const http::PathParams&, auto res) {
+        handle_health(ctx_, watchdog_, draining_.load(), std::move(res));
+      },
+      http::Access::open);
+  router_.add(
+      "GET", "/metrics",
+      [ctx](http::Request&&, const http::PathParams&, auto res) { handle_metrics(*ctx, std::move(res)); },
+      http::Access::open);
 }
 
 void ServerApp::handle(http::Request&& req, std::shared_ptr<http::Responder> raw) {
@@ -73,10 +87,6 @@ void ServerApp::handle(http::Request&& req, std::shared_ptr<http::Responder> raw
                                                         [m = &metrics_](int status) { m->on_http_response(status); });
   if (draining_.load() && req.path != "/metrics") {
     send_error(*res, api::ApiError("the server is shutting down", "", "shutting_down", 503, "server_error"));
-    return;
-  }
-  if (auto err = check_api_key(req, config_.api_key)) {
-    send_error(*res, *err);
     return;
   }
   router_.dispatch(std::move(req), std::move(res));

@@ -1,8 +1,9 @@
 // `deepbatch serve` assembled: routes, authentication, metrics and graceful
 // shutdown around one Engine, on the HTTP transport.
 //
-//   http::Server --> handle(): 503 while draining, 401 without the key, HTTP metrics
-//                --> Router: /v1/completions, /v1/chat/completions (generation_call.h),
+//   http::Server --> handle(): 503 while draining, HTTP metrics (transport errors too)
+//                --> Router (guard: the API key, on every route but the open /health and /metrics):
+//                    /v1/completions, /v1/chat/completions (generation_call.h),
 //                    /v1/models, /health, /metrics (info_handlers.h), Batch API (with a data dir)
 #pragma once
 #include <atomic>

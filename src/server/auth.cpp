@@ -31,10 +31,8 @@ bool starts_with_nocase(std::string_view s, std::string_view prefix) {
 
 }  // namespace
 
-bool path_requires_key(std::string_view path) { return path.rfind("/v1/", 0) == 0 || path == "/v1"; }
-
 std::optional<api::ApiError> check_api_key(const http::Request& req, const std::string& api_key) {
-  if (api_key.empty() || !path_requires_key(req.path)) return std::nullopt;
+  if (api_key.empty()) return std::nullopt;
   const std::string* auth = find_header(req.headers, "authorization");
   if (!auth)
     return api::ApiError("missing API key: send 'Authorization: Bearer <key>'", "", "invalid_api_key", 401,

@@ -1,5 +1,6 @@
-// API-key check: with a key configured, /v1/* requests need `Authorization: Bearer <key>`.
-// /health and /metrics stay open so that probes and scrapers need no secret.
+// API-key check: with a key configured, a request needs `Authorization: Bearer <key>`.
+// Which routes need it is the route table's business (http::Access): the app installs
+// this check as the router's guard, and /health and /metrics are added as open routes.
 #pragma once
 #include <optional>
 #include <string>
@@ -10,9 +11,7 @@
 
 namespace db::server {
 
-// True when `path` needs the API key (everything under /v1/).
-bool path_requires_key(std::string_view path);
-// nullopt when `req` may pass (no key configured, an open path, or the right bearer token);
+// nullopt when `req` may pass (no key configured, or the right bearer token);
 // otherwise the 401 error to answer with.
 std::optional<api::ApiError> check_api_key(const http::Request& req, const std::string& api_key);
 

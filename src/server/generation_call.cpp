@@ -1,6 +1,7 @@
 #include "server/generation_call.h"
 
 #include "api/request_body.h"
+#include "server/admission.h"
 #include "server/http_helpers.h"
 #include "util/error.h"
 
@@ -14,19 +15,6 @@ void check_model(const ServerContext& ctx, const std::string& model) {
                       "model", "model_not_found", 404, "not_found_error");
 }
 
-void check_capacity(const ServerContext& ctx) {
-  const int64_t limit = ctx.config.max_queued_requests;
-  if (limit <= 0) return;
-  // Background work (Batch API jobs, priority 2) waits by design and does not count against live traffic.
-  const EngineStats stats = ctx.engine.stats();
-  const int64_t waiting = stats.waiting_by_priority[0] + stats.waiting_by_priority[1] +
-                          static_cast<int64_t>(ctx.prepare_queue.pending());
-  if (waiting >= limit)
-    throw api::ApiError("the server is at capacity (" + std::to_string(waiting) +
-                            " requests waiting, --max-queued-requests " + std::to_string(limit) + "); retry later",
-                        "", "rate_limit_exceeded", 429, "rate_limit_error");
-}
-
 // Parsed within limits derived from the context, so that a hostile body is refused
 // before it costs much more memory than its own bytes.
 api::ApiRequest parse_body(const ServerContext& ctx, api::Endpoint endpoint, const std::string& body) {
@@ -38,6 +26,7 @@ api::ApiRequest parse_body(const ServerContext& ctx, api::Endpoint endpoint, con
 void handle_generation(ServerContext& ctx, api::Endpoint endpoint, http::Request&& req,
                        std::shared_ptr<http::Responder> res) {
   auto call = std::make_shared<GenerationCall>(ctx, endpoint, std::move(req.body), std::move(res));
+  call->hold_body_lease(std::move(req.body_lease));
   ctx.prepare_queue.post([call] { call->run(); });
 }
 
@@ -67,8 +56,9 @@ void GenerationCall::start() {
   request_ = parse_body(ctx_, endpoint_, body_);
   body_.clear();
   body_.shrink_to_fit();
+  body_lease_.reset();
   check_model(ctx_, api::common_fields(*request_).model);
-  check_capacity(ctx_);
+  check_admission(ctx_, *request_);
   api::PreparedRequest prepared;
   try {
     prepared = api::prepare_request(*request_, ctx_.bundle, ctx_.config.max_context);

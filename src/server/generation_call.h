@@ -1,6 +1,6 @@
 // One POST /v1/completions or /v1/chat/completions from body to response:
 //   I/O thread: open it in the tracker (a vanished client aborts it) and queue it;
-//   worker: parse + validate the JSON, check model and capacity, tokenize, submit
+//   worker: parse + validate the JSON, check model and admission (admission.h), tokenize, submit
 //           one engine request per prompt (or answer an OpenAI error);
 //   engine output thread: stream SSE chunks, or collect and answer once done.
 #pragma once
@@ -26,6 +26,8 @@ void handle_generation(ServerContext& ctx, api::Endpoint endpoint, http::Request
 class GenerationCall : public std::enable_shared_from_this<GenerationCall> {
  public:
   GenerationCall(ServerContext& ctx, api::Endpoint endpoint, std::string body, std::shared_ptr<http::Responder> res);
+  // Keeps the body's share of the server's body budget until the body is parsed.
+  void hold_body_lease(http::BodyLease lease) { body_lease_ = std::move(lease); }
   // Runs on a worker: everything up to the engine submission (answers errors itself).
   void run();
 
@@ -41,6 +43,7 @@ class GenerationCall : public std::enable_shared_from_this<GenerationCall> {
   ServerContext& ctx_;
   api::Endpoint endpoint_;
   std::string body_;
+  http::BodyLease body_lease_;  // body_'s bytes in the server's body budget; returned once parsed
   std::shared_ptr<http::Responder> res_;
   std::shared_ptr<LiveRequest> live_;
   std::optional<api::ApiRequest> request_;

@@ -12,10 +12,12 @@ struct ServeConfig {
   std::string api_key;                 // "" = no authentication
   std::string model_name;              // the model's id in requests and responses
   int64_t max_context = 0;             // the model's context length (tokens)
-  int64_t max_queued_requests = 1024;  // engine waiting sequences at which new requests get 429 (0 = no limit)
+  int64_t max_queued_requests = 1024;  // waiting sequences (prompts x n) past which new requests get 429 (0 = no limit)
+  int64_t max_choices_per_request = 256;  // prompts x n one request may ask for (else 400; 0 = no limit)
   int io_threads = 2;                  // HTTP event-loop threads
   int prepare_threads = 2;             // threads that tokenize prompts and submit them
   size_t max_body_bytes = 32u << 20;   // larger request bodies get 413
+  size_t max_body_bytes_in_flight = 128u << 20;  // request bodies held at once (received, queued, parsing); past it 503
   double header_timeout_s = 10;        // a request head must arrive within this (else 408)
   std::string data_dir;                // Batch API state ("" = no Batch API)
   double shutdown_timeout_s = 30;      // on SIGTERM: how long in-flight requests may take before they are aborted

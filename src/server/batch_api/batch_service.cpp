@@ -119,7 +119,9 @@ std::vector<BatchRoute> BatchService::routes() {
   // A route whose handler needs the request.
   auto with_request = [impl](HttpReply (BatchHandlers::*method)(const http::Request&)) {
     return [impl, method](http::Request&& req, const http::PathParams&, std::shared_ptr<http::Responder> res) {
-      impl->answer(std::move(res), [impl, method, req = std::move(req)] { return (impl->handlers.*method)(req); });
+      // Shared, since the work is a copyable function; the body's lease goes with it.
+      auto held = std::make_shared<http::Request>(std::move(req));
+      impl->answer(std::move(res), [impl, method, held] { return (impl->handlers.*method)(*held); });
     };
   };
   // A route whose handler needs the {id} segment.

@@ -10,6 +10,7 @@ listens on; start_server waits for that line and for GET /health to answer 200.
 import os
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 import urllib.request
@@ -49,9 +50,13 @@ def wait_healthy(base_url, timeout=60.0):
 
 
 def start_server(binary, source_dir, extra_args=(), model=None, timeout=60.0, env=None):
-    """Starts the server; returns (proc, base_url). Raises (and kills it) when it does not come up."""
+    """Starts the server; returns (proc, base_url). Raises (and kills it) when it does not come up.
+    Without --data-dir (and without an `env`), the server's default Batch API directory goes
+    under a fresh XDG_DATA_HOME, so that servers of concurrent tests never share one."""
     model = model or default_model(source_dir)
     args = [binary, "serve", "-m", model, "--host", "127.0.0.1", "--port", "0", *extra_args]
+    if env is None and "--data-dir" not in extra_args and "--no-batch-api" not in extra_args:
+        env = dict(os.environ, XDG_DATA_HOME=tempfile.mkdtemp(prefix="deepbatch_xdg_"))
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True, env=env)
     proc.stdout_lines = []
     found = threading.Event()

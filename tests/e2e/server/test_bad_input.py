@@ -137,7 +137,7 @@ def protocol_cases():
         (chunked + b"2\r\n{}\r\n", None),                # no terminating chunk
         (chunked + b"8\r\n{\"prompt\"\r\n", None),
         (b"GARBAGE\r\n\r\n", {400}),
-        (b"\r\n\r\n", {400}),
+        (b"\r\n\r\n", {408}),  # empty lines before a request line are skipped (RFC 9112 2.2): no request came
         (b"GET / HTTP/9.9\r\n\r\n", {400, 505}),
         (b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", {400, 505, 404, 405}),
         (b"POST /v1/completions HTTP/1.1\r\nHost t\r\nContent-Length: 2\r\n\r\n{}", {400}),

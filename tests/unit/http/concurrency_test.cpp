@@ -48,7 +48,7 @@ TEST(HttpConcurrency, ThousandSimultaneousStreamsOnTwoIoThreads) {
   for (int i = 0; i < kConnections; ++i) {
     clients.push_back(std::make_unique<Client>(server->port(), 10.0));
     ASSERT_TRUE(clients.back()->connected()) << "connection " << i;
-    clients.back()->send("GET /" + std::to_string(i) + " HTTP/1.1\r\n\r\n");
+    clients.back()->send("GET /" + std::to_string(i) + " HTTP/1.1\r\nHost: t\r\n\r\n");
   }
   {
     std::unique_lock lock(mu);

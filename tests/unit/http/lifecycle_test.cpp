@@ -17,7 +17,7 @@ Handler ok_handler() {
 }
 
 bool served(Client& c) {
-  if (!c.try_send("GET / HTTP/1.1\r\n\r\n")) return false;
+  if (!c.try_send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")) return false;
   auto r = c.read_response();
   return r && r->status == 200 && r->body == "ok";
 }
@@ -49,7 +49,7 @@ TEST(HttpLifecycle, ConnectionsBeyondMaxAreClosedAtOnce) {
   EXPECT_EQ(server->open_connections(), 2u);
   Client extra(server->port());
   ASSERT_TRUE(extra.connected());  // the kernel accepts; the server closes it without a response
-  extra.try_send("GET / HTTP/1.1\r\n\r\n");
+  extra.try_send("GET / HTTP/1.1\r\nHost: t\r\n\r\n");
   EXPECT_TRUE(extra.wait_closed_or_reset(2.0));
   EXPECT_EQ(server->open_connections(), 2u);
   a.close();
@@ -86,7 +86,7 @@ TEST(HttpLifecycle, StopWakesRespondersAndIsIdempotent) {
   std::vector<std::unique_ptr<Client>> clients;
   for (int i = 0; i < 3; ++i) {
     clients.push_back(std::make_unique<Client>(server->port()));
-    clients.back()->send("GET /wait HTTP/1.1\r\n\r\n");
+    clients.back()->send("GET /wait HTTP/1.1\r\nHost: t\r\n\r\n");
   }
   ASSERT_TRUE(testing::wait_until([&] {
     std::lock_guard lock(mu);
@@ -117,7 +117,7 @@ TEST(HttpLifecycle, StreamWrittenFromAnotherThreadWhileServerIsDestroyed) {
     have = true;
   });
   Client c(server->port());
-  c.send("GET / HTTP/1.1\r\n\r\n");
+  c.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n");
   ASSERT_TRUE(testing::wait_until([&] { return have.load(); }));
   std::atomic<bool> done{false};
   std::atomic<long> writes{0};

@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
+#include <vector>
 
 #include "test_client.h"
 
@@ -38,13 +42,13 @@ void expect_error(int port, const std::string& bytes, int status) {
 TEST(HttpLimits, BodyOverLimitIs413FromContentLengthAlone) {
   CountingServer s;
   // The body is never sent: the answer must come from the head.
-  expect_error(s.port(), "POST /u HTTP/1.1\r\nContent-Length: 2000000\r\n\r\n", 413);
+  expect_error(s.port(), "POST /u HTTP/1.1\r\nHost: t\r\nContent-Length: 2000000\r\n\r\n", 413);
   EXPECT_EQ(s.requests.load(), 0);
 }
 
 TEST(HttpLimits, ChunkedBodyOverLimitIs413OnceExceeded) {
   CountingServer s;
-  std::string req = "POST /u HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n";
+  std::string req = "POST /u HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n";
   const std::string chunk(64 * 1024, 'q');
   for (int i = 0; i < 17; ++i) req += "10000\r\n" + chunk + "\r\n";  // 17 x 64 KiB > 1 MiB
   expect_error(s.port(), req, 413);
@@ -54,7 +58,7 @@ TEST(HttpLimits, ChunkedBodyOverLimitIs413OnceExceeded) {
 TEST(HttpLimits, BodyAtLimitIsAccepted) {
   CountingServer s;
   Client c(s.port());
-  c.send("POST /u HTTP/1.1\r\nContent-Length: 1048576\r\n\r\n" + std::string(1 << 20, 'x'));
+  c.send("POST /u HTTP/1.1\r\nHost: t\r\nContent-Length: 1048576\r\n\r\n" + std::string(1 << 20, 'x'));
   auto r = c.read_response();
   ASSERT_TRUE(r);
   EXPECT_EQ(r->body, "ok:1048576");
@@ -62,35 +66,35 @@ TEST(HttpLimits, BodyAtLimitIsAccepted) {
 
 TEST(HttpLimits, HeaderOverLimitIs431) {
   CountingServer s;
-  expect_error(s.port(), "GET / HTTP/1.1\r\nX-Big: " + std::string(8000, 'h') + "\r\n\r\n", 431);
+  expect_error(s.port(), "GET / HTTP/1.1\r\nHost: t\r\nX-Big: " + std::string(8000, 'h') + "\r\n\r\n", 431);
   // Also when the oversized head is still incomplete.
-  expect_error(s.port(), "GET / HTTP/1.1\r\nX-Big: " + std::string(8000, 'h'), 431);
+  expect_error(s.port(), "GET / HTTP/1.1\r\nHost: t\r\nX-Big: " + std::string(8000, 'h'), 431);
 }
 
 TEST(HttpLimits, MalformedRequestsAre400) {
   CountingServer s;
   expect_error(s.port(), "THIS IS NOT HTTP\r\n\r\n", 400);
-  expect_error(s.port(), "GET / HTTP/1.1\r\nBad Header Line\r\n\r\n", 400);
+  expect_error(s.port(), "GET / HTTP/1.1\r\nHost: t\r\nBad Header Line\r\n\r\n", 400);
   expect_error(s.port(), "GET / HTTP/9.9\r\n\r\n", 400);
-  expect_error(s.port(), "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n", 400);
-  expect_error(s.port(), "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhelloXX0\r\n\r\n", 400);
+  expect_error(s.port(), "POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n", 400);
+  expect_error(s.port(), "POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhelloXX0\r\n\r\n", 400);
   EXPECT_EQ(s.requests.load(), 0);
 }
 
 TEST(HttpLimits, UnsupportedTransferEncodingAndBadContentLengthAre400) {
   CountingServer s;
-  expect_error(s.port(), "POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", 400);
-  expect_error(s.port(), "POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 400);
-  expect_error(s.port(), "POST / HTTP/1.1\r\nContent-Length: abc\r\n\r\n", 400);
-  expect_error(s.port(), "POST / HTTP/1.1\r\nContent-Length: -5\r\n\r\n", 400);
-  expect_error(s.port(), "POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd", 400);
-  expect_error(s.port(), "POST / HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n", 400);
+  expect_error(s.port(), "POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip\r\n\r\n", 400);
+  expect_error(s.port(), "POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 400);
+  expect_error(s.port(), "POST / HTTP/1.1\r\nHost: t\r\nContent-Length: abc\r\n\r\n", 400);
+  expect_error(s.port(), "POST / HTTP/1.1\r\nHost: t\r\nContent-Length: -5\r\n\r\n", 400);
+  expect_error(s.port(), "POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd", 400);
+  expect_error(s.port(), "POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n", 400);
   EXPECT_EQ(s.requests.load(), 0);
 }
 
 TEST(HttpLimits, UnknownExpectationIs417) {
   CountingServer s;
-  expect_error(s.port(), "POST / HTTP/1.1\r\nContent-Length: 1\r\nExpect: something-else\r\n\r\nx", 417);
+  expect_error(s.port(), "POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 1\r\nExpect: something-else\r\n\r\nx", 417);
   EXPECT_EQ(s.requests.load(), 0);
 }
 
@@ -107,7 +111,7 @@ TEST(HttpLimits, SlowlorisHeadIs408WhileOthersAreServed) {
     }
     if (i == 3) {  // meanwhile a well-behaved client is served at once
       Client good(s.port());
-      good.send("GET /fast HTTP/1.1\r\n\r\n");
+      good.send("GET /fast HTTP/1.1\r\nHost: t\r\n\r\n");
       auto r = good.read_response();
       ASSERT_TRUE(r);
       EXPECT_EQ(r->status, 200);
@@ -129,7 +133,7 @@ TEST(HttpLimits, SlowlorisHeadIs408WhileOthersAreServed) {
 TEST(HttpLimits, SlowBodyIs408) {
   CountingServer s;
   Client c(s.port());
-  c.send("POST / HTTP/1.1\r\nContent-Length: 10\r\n\r\nabc");
+  c.send("POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nabc");
   auto r = c.read_response();
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 408);
@@ -140,7 +144,7 @@ TEST(HttpLimits, SlowBodyIs408) {
 TEST(HttpLimits, IdleKeepAliveConnectionIsClosed) {
   CountingServer s;
   Client c(s.port());
-  c.send("GET / HTTP/1.1\r\n\r\n");
+  c.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n");
   ASSERT_TRUE(c.read_response());
   auto start = std::chrono::steady_clock::now();
   EXPECT_TRUE(c.wait_closed(2.0));  // closed quietly, no 408 on an idle connection
@@ -157,7 +161,7 @@ TEST(HttpLimits, SlowlyReadLargeResponseOutlastsIdleTimeout) {
     res->send(200, {}, big);
   });
   Client c(server->port(), 5.0, /*rcvbuf_bytes=*/65536);
-  c.send("GET /big HTTP/1.1\r\n\r\n");
+  c.send("GET /big HTTP/1.1\r\nHost: t\r\n\r\n");
   auto head = c.read_head();
   ASSERT_TRUE(head);
   ASSERT_EQ(head->header("content-length"), std::to_string(big.size()));
@@ -193,12 +197,62 @@ TEST(HttpLimits, ClientNotReadingIsDroppedAfterWriteTimeout) {
     });
   });
   Client c(server->port(), 5.0, /*rcvbuf_bytes=*/4096);
-  c.send("GET /events HTTP/1.1\r\n\r\n");
+  c.send("GET /events HTTP/1.1\r\nHost: t\r\n\r\n");
   // Never read: the server must give up once its writes stall for write_timeout.
   EXPECT_TRUE(testing::wait_until([&] { return gone.load(); }, 5.0));
   EXPECT_TRUE(testing::wait_until([&] { return server->open_connections() == 0; }));
   stop_writing = true;
   if (engine.joinable()) engine.join();
+}
+
+}  // namespace
+}  // namespace db::http
+
+namespace db::http {
+namespace {
+
+TEST(HttpLimits, EveryTransportErrorIsReportedToTheHook) {
+  ServerOptions opts = testing::test_options();
+  opts.max_body_bytes = 1000;
+  auto seen = std::make_shared<std::vector<int>>();
+  auto mu = std::make_shared<std::mutex>();
+  opts.on_protocol_error = [seen, mu](int status) {
+    std::lock_guard lock(*mu);
+    seen->push_back(status);
+  };
+  CountingServer s(opts);
+  expect_error(s.port(), "POST /u HTTP/1.1\r\nHost: t\r\nContent-Length: 2000\r\n\r\n", 413);
+  expect_error(s.port(), "GET / HTTP/1.1\r\nHost: t\r\nX-Big: " + std::string(8000, 'h') + "\r\n\r\n", 431);
+  expect_error(s.port(), "POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 1\r\nExpect: nope\r\n\r\nx", 417);
+  expect_error(s.port(), "GET v1/models HTTP/1.1\r\nHost: t\r\n\r\n", 400);
+  expect_error(s.port(), "GET / HTTP/1.1\r\n\r\n", 400);
+  std::lock_guard lock(*mu);
+  EXPECT_EQ(*seen, (std::vector<int>{413, 431, 417, 400, 400}));
+  EXPECT_EQ(s.requests.load(), 0);
+}
+
+TEST(HttpLimits, BodiesBeyondTheServerWideBudgetAre503WithRetryAfter) {
+  ServerOptions opts = testing::test_options();
+  opts.max_body_bytes_in_flight = 1000;
+  CountingServer s(opts);
+  Client slow(s.port());  // holds 800 bytes of budget while its body trickles in
+  slow.send("POST /u HTTP/1.1\r\nHost: t\r\nContent-Length: 800\r\n\r\nabc");
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  Client c(s.port());
+  c.try_send("POST /u HTTP/1.1\r\nHost: t\r\nContent-Length: 300\r\n\r\n");
+  auto r = c.read_response();
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 503);
+  EXPECT_EQ(r->header("retry-after"), "1");
+  slow.send(std::string(797, 'x'));
+  auto done = slow.read_response();
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->body, "ok:800");
+  Client after(s.port());  // the budget came back with the finished request
+  after.send("POST /u HTTP/1.1\r\nHost: t\r\nContent-Length: 300\r\n\r\n" + std::string(300, 'y'));
+  auto ok = after.read_response();
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->body, "ok:300");
 }
 
 }  // namespace

@@ -75,7 +75,7 @@ TEST(HttpProtocol, Http10KeepAliveIsHonoured) {
 TEST(HttpProtocol, ConnectionCloseIsHonoured) {
   EchoServer echo;
   Client c(echo.port());
-  c.send("GET /bye HTTP/1.1\r\nConnection: close\r\n\r\n");
+  c.send("GET /bye HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
   auto r = c.read_response();
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
@@ -91,9 +91,9 @@ TEST(HttpProtocol, PipelinedRequestsAreAnsweredInOrder) {
   std::string batch;
   for (int i = 0; i < 10; ++i) {
     if (i % 3 == 1) {
-      batch += "POST /p/" + std::to_string(i) + " HTTP/1.1\r\nContent-Length: 3\r\n\r\nb" + std::to_string(i) + "x";
+      batch += "POST /p/" + std::to_string(i) + " HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\nb" + std::to_string(i) + "x";
     } else {
-      batch += "GET /p/" + std::to_string(i) + " HTTP/1.1\r\n\r\n";
+      batch += "GET /p/" + std::to_string(i) + " HTTP/1.1\r\nHost: t\r\n\r\n";
     }
   }
   c.send(batch);
@@ -111,7 +111,7 @@ TEST(HttpProtocol, PipelinedRequestsAreAnsweredInOrder) {
 TEST(HttpProtocol, PipelineStopsAtConnectionClose) {
   EchoServer echo;
   Client c(echo.port());
-  c.send("GET /1 HTTP/1.1\r\n\r\nGET /2 HTTP/1.1\r\nConnection: close\r\n\r\nGET /3 HTTP/1.1\r\n\r\n");
+  c.send("GET /1 HTTP/1.1\r\nHost: t\r\n\r\nGET /2 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\nGET /3 HTTP/1.1\r\nHost: t\r\n\r\n");
   auto r1 = c.read_response();
   auto r2 = c.read_response();
   ASSERT_TRUE(r1 && r2);
@@ -128,7 +128,7 @@ TEST(HttpProtocol, ContentLengthBodyIsDelivered) {
   std::string payload(200000, 'z');
   payload[0] = 'a';
   payload.back() = 'b';
-  c.send("POST /up?x=1 HTTP/1.1\r\nContent-Length: " + std::to_string(payload.size()) + "\r\n\r\n");
+  c.send("POST /up?x=1 HTTP/1.1\r\nHost: t\r\nContent-Length: " + std::to_string(payload.size()) + "\r\n\r\n");
   c.send(payload.substr(0, 1000));
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   c.send(payload.substr(1000));
@@ -140,14 +140,14 @@ TEST(HttpProtocol, ContentLengthBodyIsDelivered) {
 TEST(HttpProtocol, ChunkedBodyIsDecoded) {
   EchoServer echo;
   Client c(echo.port());
-  c.send("POST /chunks HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n");
+  c.send("POST /chunks HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n");
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   c.send("1;ext=1\r\n \r\nA\r\n0123456789\r\n0\r\n\r\n");
   auto r = c.read_response();
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
   EXPECT_EQ(r->body, "POST /chunks ? [] hello 0123456789");
-  c.send("GET /after HTTP/1.1\r\n\r\n");  // the connection is still in sync
+  c.send("GET /after HTTP/1.1\r\nHost: t\r\n\r\n");  // the connection is still in sync
   r = c.read_response();
   ASSERT_TRUE(r);
   EXPECT_EQ(r->body, "GET /after ? [] ");
@@ -156,7 +156,7 @@ TEST(HttpProtocol, ChunkedBodyIsDecoded) {
 TEST(HttpProtocol, ExpectContinueGets100BeforeTheBody) {
   EchoServer echo;
   Client c(echo.port());
-  c.send("POST /big HTTP/1.1\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n");
+  c.send("POST /big HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n");
   auto interim = c.read_response();
   ASSERT_TRUE(interim);
   EXPECT_EQ(interim->status, 100);
@@ -170,7 +170,7 @@ TEST(HttpProtocol, ExpectContinueGets100BeforeTheBody) {
 TEST(HttpProtocol, HeadRequestGetsHeadOnly) {
   EchoServer echo;
   Client c(echo.port());
-  c.send("HEAD /h HTTP/1.1\r\n\r\nGET /g HTTP/1.1\r\n\r\n");
+  c.send("HEAD /h HTTP/1.1\r\nHost: t\r\n\r\nGET /g HTTP/1.1\r\nHost: t\r\n\r\n");
   auto head = c.read_head();
   ASSERT_TRUE(head);
   EXPECT_EQ(head->header("content-length"), "13");  // the size of "HEAD /h ? [] ", which is not sent
@@ -184,7 +184,7 @@ TEST(HttpProtocol, HandlerExceptionBecomes500) {
     throw std::runtime_error("boom");
   });
   Client c(server->port());
-  c.send("GET / HTTP/1.1\r\n\r\n");
+  c.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n");
   auto r = c.read_response();
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 500);

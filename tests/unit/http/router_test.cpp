@@ -104,9 +104,9 @@ TEST_F(RouterFixture, UnknownPathIs404WithJsonError) {
 TEST_F(RouterFixture, KnownPathOtherMethodIs405WithAllow) {
   auto res = run("PUT", "/v1/files/abc");
   EXPECT_EQ(res->status, 405);
-  EXPECT_EQ(res->header("Allow"), "GET, DELETE");
+  EXPECT_EQ(res->header("Allow"), "GET, DELETE, HEAD");
   EXPECT_NE(res->body.find("\"code\":405"), std::string::npos);
-  EXPECT_EQ(run("DELETE", "/v1/files")->header("Allow"), "GET, POST");
+  EXPECT_EQ(run("DELETE", "/v1/files")->header("Allow"), "GET, POST, HEAD");
 }
 
 TEST_F(RouterFixture, FirstAddedRouteWins) {
@@ -114,6 +114,44 @@ TEST_F(RouterFixture, FirstAddedRouteWins) {
     r->send(200, {}, "late");
   });
   run("GET", "/v1/files/special");
+  EXPECT_EQ(hit, "get");
+}
+
+TEST_F(RouterFixture, HeadIsServedByTheGetRoute) {
+  EXPECT_EQ(run("HEAD", "/v1/files/f1")->status, 200);
+  EXPECT_EQ(hit, "get");
+  EXPECT_EQ(run("HEAD", "/v1/files")->status, 200);
+  EXPECT_EQ(hit, "list");
+}
+
+TEST_F(RouterFixture, GuardRunsForGuardedAndUnknownPathsNotForOpenOnes) {
+  router.add(
+      "GET", "/health", [](Request&&, const PathParams&, std::shared_ptr<Responder> r) { r->send(200, {}, "ok"); },
+      Access::open);
+  std::vector<std::string> guarded;
+  router.set_guard([&guarded](const Request& req, Responder& res) {
+    guarded.push_back(req.method + " " + req.path);
+    if (req.header("authorization")) return true;
+    res.send(401, {}, "no key");
+    return false;
+  });
+  EXPECT_EQ(run("GET", "/health")->status, 200);
+  EXPECT_EQ(run("POST", "/health")->status, 405);  // open path, other method: no guard either
+  EXPECT_TRUE(guarded.empty());
+  for (const char* method : {"GET", "POST", "DELETE", "PUT", "HEAD"}) {
+    for (const char* path : {"/v1/files", "/v1/files/x", "/v1/files/x/content", "/v2/nothing", "/", ""}) {
+      guarded.clear();
+      auto res = run(method, path);
+      EXPECT_EQ(res->status, 401) << method << " " << path;
+      EXPECT_EQ(hit, "") << method << " " << path;
+      EXPECT_EQ(guarded.size(), 1u) << method << " " << path;
+    }
+  }
+  Request with_key = make_request("GET", "/v1/files/x");
+  with_key.headers.emplace_back("authorization", "k");
+  auto res = std::make_shared<RecordingResponder>();
+  router.dispatch(std::move(with_key), res);
+  EXPECT_EQ(res->status, 200);
   EXPECT_EQ(hit, "get");
 }
 

@@ -37,7 +37,7 @@ struct ParkingServer {
 TEST(HttpStreaming, ChunksAreFlushedPromptlyOneByOne) {
   ParkingServer s;
   Client c(s.port());
-  c.send("GET /events HTTP/1.1\r\n\r\n");
+  c.send("GET /events HTTP/1.1\r\nHost: t\r\n\r\n");
   auto res = s.responder(0);
   ASSERT_TRUE(res);
   std::thread engine_start([&] { res->begin_stream(200, {{"Content-Type", "text/event-stream"}}); });
@@ -64,7 +64,7 @@ TEST(HttpStreaming, ChunksAreFlushedPromptlyOneByOne) {
   ASSERT_TRUE(last);
   EXPECT_EQ(*last, "");
   // Keep-alive continues after the stream.
-  c.send("GET /again HTTP/1.1\r\n\r\n");
+  c.send("GET /again HTTP/1.1\r\nHost: t\r\n\r\n");
   auto res2 = s.responder(1);
   ASSERT_TRUE(res2);
   res2->send(201, {}, "second");
@@ -77,7 +77,7 @@ TEST(HttpStreaming, ChunksAreFlushedPromptlyOneByOne) {
 TEST(HttpStreaming, WritesFromSeveralThreadsKeepCallOrder) {
   ParkingServer s;
   Client c(s.port());
-  c.send("GET /events HTTP/1.1\r\n\r\n");
+  c.send("GET /events HTTP/1.1\r\nHost: t\r\n\r\n");
   auto res = s.responder(0);
   ASSERT_TRUE(res);
   res->begin_stream(200, {});
@@ -110,7 +110,7 @@ TEST(HttpStreaming, OutOfOrderCallsAreIgnoredInRelease) {
 #endif
   ParkingServer s;
   Client c(s.port());
-  c.send("GET / HTTP/1.1\r\n\r\n");
+  c.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n");
   auto res = s.responder(0);
   ASSERT_TRUE(res);
   res->write("early");  // before begin_stream: ignored
@@ -127,7 +127,7 @@ TEST(HttpStreaming, OutOfOrderCallsAreIgnoredInRelease) {
 TEST(HttpStreaming, MidStreamDisconnectFiresClientGoneOnce) {
   ParkingServer s;
   auto c = std::make_unique<Client>(s.port());
-  c->send("GET /events HTTP/1.1\r\n\r\n");
+  c->send("GET /events HTTP/1.1\r\nHost: t\r\n\r\n");
   auto res = s.responder(0);
   ASSERT_TRUE(res);
   std::atomic<int> fired{0};
@@ -155,7 +155,7 @@ TEST(HttpStreaming, MidStreamDisconnectFiresClientGoneOnce) {
 TEST(HttpStreaming, DisconnectWhileResponsePendingFiresClientGone) {
   ParkingServer s;
   auto c = std::make_unique<Client>(s.port());
-  c->send("POST /slow HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi");
+  c->send("POST /slow HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\nhi");
   auto res = s.responder(0);
   ASSERT_TRUE(res);
   std::atomic<int> fired{0};
@@ -170,7 +170,7 @@ TEST(HttpStreaming, DisconnectWhileResponsePendingFiresClientGone) {
 TEST(HttpStreaming, DisconnectAfterResponseEndedDoesNotFire) {
   ParkingServer s;
   auto c = std::make_unique<Client>(s.port());
-  c->send("GET / HTTP/1.1\r\n\r\n");
+  c->send("GET / HTTP/1.1\r\nHost: t\r\n\r\n");
   auto res = s.responder(0);
   ASSERT_TRUE(res);
   std::atomic<int> fired{0};

@@ -62,6 +62,16 @@ TEST_F(AppTest, V1NeedsTheKeyHealthAndMetricsDoNot) {
   EXPECT_NE(metrics->body().find("deepbatch:http_requests_total{code=\"401\"} 2"), std::string::npos);
 }
 
+TEST_F(AppTest, UnknownPathsNeedTheKeyAndHeadIsServedByGet) {
+  EXPECT_EQ(get("GET", "/v1/nothing")->status(), 401);
+  EXPECT_EQ(get("GET", "/nothing")->status(), 401);
+  EXPECT_EQ(get("POST", "/health")->status(), 405);  // an open path: no key needed to learn the method is wrong
+  auto head = get("HEAD", "/health");
+  EXPECT_EQ(head->status(), 200);
+  EXPECT_EQ(get("HEAD", "/v1/models")->status(), 401);
+  EXPECT_EQ(get("HEAD", "/v1/models", "Bearer sk-unit")->status(), 200);
+}
+
 TEST_F(AppTest, UnknownRoutesAndModelsAre404JsonAndWrongMethods405) {
   auto route = get("GET", "/v1/nothing", "Bearer sk-unit");
   EXPECT_EQ(route->status(), 404);
