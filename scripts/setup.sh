@@ -12,6 +12,7 @@ APT_PACKAGES=(
   nlohmann-json3-dev libpcre2-dev libcli11-dev libxxhash-dev
   libgtest-dev libgmock-dev libbenchmark-dev libboost-dev curl
   python3 python3-pip
+  clang lld libclang-rt-14-dev llvm  # the fuzz targets (libFuzzer, sanitizer runtimes, symbolized stacks)
 )
 # Python packages for the end-to-end tests (the official OpenAI client drives the server).
 PY_PACKAGES=(openai==3.57.0)

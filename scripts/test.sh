@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up everything and runs the whole test suite:
 #  1. Release build, all tests (unit + integration with the real default model);
-#  2. AddressSanitizer + UndefinedBehaviorSanitizer build, unit tests.
+#  2. AddressSanitizer + UndefinedBehaviorSanitizer build, unit tests;
+#  3. the fuzz targets (clang, libFuzzer under ASan + UBSan), each run for a bounded time.
 # Fails loudly (non-zero exit) when anything is missing or any test fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,3 +22,6 @@ ninja -C build-asan -j"$jobs"
 echo "[test] unit tests and the server bad-input test under ASan + UBSan"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs" -L "unit|asan" --timeout 900
+
+echo "[test] fuzz targets (libFuzzer + ASan + UBSan), 50 s each"
+bash tests/fuzz/run_fuzzers.sh 50
