@@ -18,7 +18,7 @@ namespace db::api {
 struct BodyLimits {
   int max_depth = 64;                     // arrays/objects nested deeper are refused
   size_t max_values = size_t{1} << 20;    // JSON values (scalars and containers) in the whole text
-  size_t max_string_bytes = size_t{16} << 20;  // bytes of one string (each escape counted as one)
+  size_t max_string_bytes = size_t{16} << 20;  // bytes of one string once decoded (a \\u escape counted as 3)
   size_t max_total_string_bytes = size_t{32} << 20;  // bytes of all strings and keys together
   size_t max_prompt_tokens = size_t{1} << 20;  // token ids in one prompt array ("prompt" of a request body)
   int64_t context_tokens = 0;             // the context the limits derive from (0: none); for messages

@@ -51,9 +51,12 @@ size_t skip_string(std::string_view text, size_t i, size_t& decoded) {
       return q ? i + to_quote + 1 : text.size();
     }
     const size_t plain = static_cast<size_t>(static_cast<const char*>(b) - start);
-    decoded += plain + 1;
     i += plain + 1;  // at the escaped character
-    if (i < text.size()) i += text[i] == 'u' ? 5 : 1;
+    // "\uXXXX" decodes to at most 3 UTF-8 bytes (a surrogate pair, two escapes, to 4);
+    // any other escape to one byte.
+    const bool unicode = i < text.size() && text[i] == 'u';
+    decoded += plain + (unicode ? 3 : 1);
+    if (i < text.size()) i += unicode ? 5 : 1;
   }
   return text.size();
 }

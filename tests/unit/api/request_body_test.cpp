@@ -94,6 +94,11 @@ TEST(RequestBody, LongStringsAreRefusedBeforeTheParserBuffersThem) {
   std::string escaped;
   for (int i = 0; i < 16; ++i) escaped += R"(\")";
   EXPECT_EQ(error_of(kCompletions, R"({"prompt": ")" + escaped + R"("})", limits).first, "<no error>");
+  // A \u escape decodes to up to 3 UTF-8 bytes: 5 euro signs (15 bytes) fit, 6 (18 bytes) do not.
+  std::string euros;
+  for (int i = 0; i < 5; ++i) euros += R"(\u20ac)";
+  EXPECT_EQ(error_of(kCompletions, R"({"prompt": ")" + euros + R"("})", limits).first, "<no error>");
+  EXPECT_EQ(error_of(kCompletions, R"({"prompt": ")" + euros + R"(\u20ac"})", limits).second, "string_too_long");
   limits.context_tokens = 4;  // limits derived from a context say so
   EXPECT_EQ(error_of(kCompletions, R"({"prompt": ")" + std::string(40, 'a') + R"("})", limits).second,
             "context_length_exceeded");
