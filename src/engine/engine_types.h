@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "sample/sampling_params.h"
+#include "util/request_id.h"
 
 namespace db {
 
-using RequestId = uint64_t;
 
 // Priority classes: lower is more urgent.
 enum class Priority : int { Interactive = 0, Normal = 1, Background = 2 };

@@ -48,12 +48,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "kvcache/block_copy.h"
 #include "kvcache/block_hash.h"
 #include "kvcache/block_pool.h"
+#include "util/request_id.h"
 
 namespace db {
-
-using RequestId = uint64_t;
 
 // A prefix-cache hit for a request that holds no blocks yet. The blocks are not
 // held: pass it to allocate_slots before anything else allocates.
@@ -72,13 +72,6 @@ struct SlotRequest {
   int32_t num_lookahead_tokens = 0;  // extra slots after those (speculative drafts); never cached
   const ComputedBlocks* prefix_hit = nullptr;  // first call only: the hit to adopt
   const BlockExtraKeys* extra_keys = nullptr;  // first call only: the request's extra keys (null = none)
-};
-
-// Copy block src to block dst (all layers, all rows) in the KV store.
-struct BlockCopy {
-  int32_t src = 0;
-  int32_t dst = 0;
-  friend bool operator==(const BlockCopy&, const BlockCopy&) = default;
 };
 
 struct AllocResult {

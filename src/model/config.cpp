@@ -6,20 +6,6 @@
 
 namespace db {
 
-std::string rope_scaling_name(RopeScalingType t) {
-  switch (t) {
-    case RopeScalingType::NONE:
-      return "none";
-    case RopeScalingType::LINEAR:
-      return "linear";
-    case RopeScalingType::YARN:
-      return "yarn";
-    case RopeScalingType::LLAMA3:
-      return "llama3";
-  }
-  return "unknown";
-}
-
 void validate_config(const ModelConfig& c, const std::string& where) {
   auto positive = [&](int64_t v, const char* what) {
     if (v <= 0) throw Error(where + ": " + what + " must be positive, got " + std::to_string(v));

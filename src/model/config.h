@@ -22,7 +22,6 @@ class ModelSource;
 //           [beta_slow, beta_fast] rotations, cos/sin multiplied by attn_factor.
 // HF "dynamic" (NTK) and "longrope" are rejected with an error.
 enum class RopeScalingType { NONE, LINEAR, YARN, LLAMA3 };
-std::string rope_scaling_name(RopeScalingType t);
 
 struct RopeScaling {
   RopeScalingType type = RopeScalingType::NONE;  // which stretch applies

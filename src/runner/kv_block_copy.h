@@ -2,7 +2,7 @@
 #pragma once
 #include <span>
 
-#include "kvcache/kv_cache_manager.h"
+#include "kvcache/block_copy.h"
 #include "kvcache/kv_store.h"
 
 namespace db {

@@ -7,19 +7,6 @@ bool is_finished(RequestStatus s) {
          s == RequestStatus::FinishedAborted || s == RequestStatus::FinishedError;
 }
 
-const char* request_status_name(RequestStatus s) {
-  switch (s) {
-    case RequestStatus::Waiting: return "waiting";
-    case RequestStatus::Running: return "running";
-    case RequestStatus::Preempted: return "preempted";
-    case RequestStatus::FinishedStopped: return "finished_stopped";
-    case RequestStatus::FinishedLength: return "finished_length";
-    case RequestStatus::FinishedAborted: return "finished_aborted";
-    case RequestStatus::FinishedError: return "finished_error";
-  }
-  return "unknown";
-}
-
 Request make_request(const RequestParams& p, uint64_t arrival_seq) {
   Request r;
   r.id = p.id;

@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "kvcache/kv_cache_manager.h"
 #include "sample/sampler_state.h"
 #include "sample/sampling_params.h"
+#include "util/request_id.h"
 
 namespace db {
 
@@ -33,7 +33,6 @@ enum class RequestStatus {
   FinishedError,    // ended by an engine error
 };
 bool is_finished(RequestStatus s);
-const char* request_status_name(RequestStatus s);
 
 // What a caller supplies to create a request (the parent sequence of a group).
 struct RequestParams {

@@ -13,7 +13,8 @@
 #include <optional>
 #include <vector>
 
-#include "kvcache/kv_cache_manager.h"
+#include "kvcache/block_copy.h"
+#include "util/request_id.h"
 #include "sample/logprobs.h"
 #include "sample/sampler_state.h"
 #include "sample/sampling_params.h"
