@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "kernels/cpu/isa_table.h"
 #include "util/error.h"
 
 namespace db::kernels {
@@ -25,16 +26,25 @@ void swiglu_scalar(const float* gate, const float* up, int64_t n, float* out) {
   }
 }
 
+const IsaTable<SwigluFn>& swiglu_table() {
+  static const IsaTable<SwigluFn> table{
+      {IsaLevel::Scalar, &swiglu_scalar},
+#if defined(__x86_64__)
+      {IsaLevel::Avx2, &avx2::swiglu},
+      {IsaLevel::Avx512, &avx512::swiglu},
+#endif
+  };
+  return table;
+}
+
 }  // namespace
+
+SwigluFn swiglu_kernel(IsaLevel level) { return swiglu_table().at(level); }
 
 void swiglu_isa(IsaLevel level, const float* gate, const float* up, int64_t n, float* out) {
   if (!isa_supported(level))
     throw Error(std::string("swiglu: ISA level ") + isa_name(level) + " is not supported by this CPU");
-#if defined(__x86_64__)
-  if (level >= IsaLevel::Avx512) return avx512::swiglu(gate, up, n, out);
-  if (level == IsaLevel::Avx2) return avx2::swiglu(gate, up, n, out);
-#endif
-  swiglu_scalar(gate, up, n, out);
+  swiglu_kernel(level)(gate, up, n, out);
 }
 
 void swiglu(const float* gate, const float* up, int64_t n, float* out) {

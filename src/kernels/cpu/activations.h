@@ -14,4 +14,8 @@ void swiglu(const float* gate, const float* up, int64_t n, float* out);
 // exponential); throws db::Error if this CPU cannot run that level.
 void swiglu_isa(IsaLevel level, const float* gate, const float* up, int64_t n, float* out);
 
+// The kernel swiglu_isa runs at `level` (for tests of the dispatch).
+using SwigluFn = void (*)(const float* gate, const float* up, int64_t n, float* out);
+SwigluFn swiglu_kernel(IsaLevel level);
+
 }  // namespace db::kernels

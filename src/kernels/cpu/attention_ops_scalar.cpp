@@ -79,11 +79,4 @@ const AttentionOps& attention_ops_scalar() {
   return ops;
 }
 
-const AttentionOps& attention_ops(IsaLevel level) {
-#if defined(__x86_64__)
-  if (level >= IsaLevel::Avx512) return attention_ops_avx512();
-#endif
-  return level >= IsaLevel::Avx2 ? attention_ops_avx2() : attention_ops_scalar();
-}
-
 }  // namespace db::kernels

@@ -23,6 +23,10 @@ void rms_norm_rows_isa(IsaLevel level, const float* x, const float* weight, int6
 
 // The step every level shares: 1 / sqrt(mean + eps) from the eight partial
 // sums (the fixed tree). Each level then writes y[i] = w[i] * (x[i] * that).
+// The kernel rms_norm_rows_isa runs at `level` (for tests of the dispatch).
+using RmsNormRowsFn = void (*)(const float* x, const float* weight, int64_t n_rows, int64_t dim, float eps, float* y);
+RmsNormRowsFn rms_norm_rows_kernel(IsaLevel level);
+
 float rms_norm_inverse(const double (&part)[8], int64_t dim, float eps);
 
 }  // namespace db::kernels
