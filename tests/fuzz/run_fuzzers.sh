@@ -6,7 +6,10 @@
 # crash, leak, timeout or out-of-memory, naming the saved reproducer.
 #
 #   tests/fuzz/run_fuzzers.sh [seconds per target (default 60)] [target ...]
-# Environment: FUZZ_BUILD_DIR (default build-fuzz), FUZZ_JOBS (build jobs, default nproc).
+# Environment: FUZZ_BUILD_DIR (default build-fuzz), FUZZ_JOBS (build jobs, default nproc),
+# FUZZ_SEED (default 1: the same mutations every run, so that the CI stage replays the
+# same inputs and a failure is one this change brought; set another seed, or 0 for a
+# random one, to explore).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -38,7 +41,7 @@ for t in "${targets[@]}"; do
   # timeout-* or oom-*.
   ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
     "$build/tests/fuzz/$t" "$work/$t" "$src/corpus/$t" -dict="$src/$t.dict" \
-    -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=8192 \
+    -seed="${FUZZ_SEED:-1}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=8192 \
     -print_final_stats=1 -artifact_prefix="$artifacts/$t-" >"$log" 2>&1 || status=$?
   grep -E '^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)|^#[0-9]+[[:space:]]+DONE' "$log" || true
   if ((status != 0)); then
