@@ -5,9 +5,10 @@
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
-#include <cctype>
 #include <limits>
 #include <optional>
+
+#include "util/ascii.h"
 
 namespace db::http {
 namespace beast = boost::beast;
@@ -18,12 +19,6 @@ struct RequestReader::ParserBox {
 };
 
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 std::string_view sv(beast::string_view s) { return {s.data(), s.size()}; }
 
@@ -98,7 +93,7 @@ RequestReader::Outcome RequestReader::check_head() {
   if (hosts == 0 && msg.version() >= 11) return error_outcome(400, "an HTTP/1.1 request needs a Host header");
   auto te = msg.find(bhttp::field::transfer_encoding);
   if (te != msg.end()) {
-    if (lower(trim(sv(te->value()))) != "chunked") {
+    if (ascii_lower(trim(sv(te->value()))) != "chunked") {
       return error_outcome(400, "unsupported Transfer-Encoding '" + std::string(te->value()) + "' (only chunked)");
     }
     if (msg.find(bhttp::field::content_length) != msg.end()) {
@@ -107,7 +102,7 @@ RequestReader::Outcome RequestReader::check_head() {
   }
   auto expect = msg.find(bhttp::field::expect);
   if (expect != msg.end()) {
-    if (lower(trim(sv(expect->value()))) != "100-continue") {
+    if (ascii_lower(trim(sv(expect->value()))) != "100-continue") {
       return error_outcome(417, "unsupported Expect '" + std::string(expect->value()) + "'");
     }
     continue_pending_ = msg.version() >= 11 && !parser_->parser->is_done();
@@ -165,7 +160,7 @@ Request RequestReader::take(std::string remote) {
   req.path = std::move(target_.path);
   req.query = std::move(target_.query);
   for (const auto& field : msg) {
-    req.headers.emplace_back(lower(sv(field.name_string())), trim(sv(field.value())));
+    req.headers.emplace_back(ascii_lower(sv(field.name_string())), trim(sv(field.value())));
   }
   req.body = std::move(msg.body());
   req.remote = std::move(remote);

@@ -1,18 +1,12 @@
 #include "http/request_target.h"
 
-#include <cctype>
 #include <vector>
+
+#include "util/ascii.h"
 
 namespace db::http {
 
 namespace {
-
-bool starts_with_nocase(std::string_view s, std::string_view prefix) {
-  if (s.size() < prefix.size()) return false;
-  for (size_t i = 0; i < prefix.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(s[i])) != prefix[i]) return false;
-  return true;
-}
 
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';

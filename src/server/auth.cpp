@@ -1,9 +1,9 @@
 #include "server/auth.h"
 
 #include <algorithm>
-#include <cctype>
 
 #include "server/http_helpers.h"
+#include "util/ascii.h"
 
 namespace db::server {
 
@@ -19,14 +19,6 @@ bool equal_constant_time(std::string_view a, std::string_view b) {
     diff |= static_cast<unsigned>(x ^ y);
   }
   return diff == 0;
-}
-
-bool starts_with_nocase(std::string_view s, std::string_view prefix) {
-  if (s.size() < prefix.size()) return false;
-  for (size_t i = 0; i < prefix.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(s[i])) != std::tolower(static_cast<unsigned char>(prefix[i])))
-      return false;
-  return true;
 }
 
 }  // namespace

@@ -1,18 +1,11 @@
 #include "server/batch_api/multipart.h"
 
-#include <cctype>
-
 #include "api/api_error.h"
+#include "util/ascii.h"
 
 namespace db::server {
 
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -45,11 +38,11 @@ void read_param(std::string_view text, size_t& pos, HeaderValue& out) {
   const size_t eq = text.find_first_of("=;", pos);
   if (eq == std::string_view::npos || text[eq] == ';') {  // a bare token without a value
     const std::string_view name = trim(text.substr(pos, eq == std::string_view::npos ? eq : eq - pos));
-    if (!name.empty()) out.params.emplace_back(lower(name), "");
+    if (!name.empty()) out.params.emplace_back(ascii_lower(name), "");
     pos = eq == std::string_view::npos ? text.size() : eq;
     return;
   }
-  const std::string name = lower(trim(text.substr(pos, eq - pos)));
+  const std::string name = ascii_lower(trim(text.substr(pos, eq - pos)));
   pos = eq + 1;
   while (pos < text.size() && (text[pos] == ' ' || text[pos] == '\t')) ++pos;
   std::string value;
@@ -76,7 +69,7 @@ void read_part_headers(std::string_view head, MultipartPart& part, size_t index)
     if (line.empty()) continue;
     const size_t colon = line.find(':');
     if (colon == std::string_view::npos) bad("part " + std::to_string(index + 1) + ": a header line without ':'");
-    const std::string name = lower(trim(line.substr(0, colon)));
+    const std::string name = ascii_lower(trim(line.substr(0, colon)));
     const std::string_view value = trim(line.substr(colon + 1));
     if (name == "content-disposition") {
       const HeaderValue hv = parse_header_value(value);
@@ -104,7 +97,7 @@ std::optional<std::string> HeaderValue::param(std::string_view lower_name) const
 HeaderValue parse_header_value(std::string_view text) {
   HeaderValue out;
   size_t pos = text.find(';');
-  out.value = lower(trim(text.substr(0, pos)));
+  out.value = ascii_lower(trim(text.substr(0, pos)));
   while (pos != std::string_view::npos && pos < text.size()) {
     ++pos;  // past ';'
     read_param(text, pos, out);

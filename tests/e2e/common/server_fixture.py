@@ -8,6 +8,7 @@ The server binds 127.0.0.1 on a free port (--port 0) and prints the address it
 listens on; start_server waits for that line and for GET /health to answer 200.
 """
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -55,9 +56,12 @@ def start_server(binary, source_dir, extra_args=(), model=None, timeout=60.0, en
     under a fresh XDG_DATA_HOME, so that servers of concurrent tests never share one."""
     model = model or default_model(source_dir)
     args = [binary, "serve", "-m", model, "--host", "127.0.0.1", "--port", "0", *extra_args]
+    scratch = None
     if env is None and "--data-dir" not in extra_args and "--no-batch-api" not in extra_args:
-        env = dict(os.environ, XDG_DATA_HOME=tempfile.mkdtemp(prefix="deepbatch_xdg_"))
+        scratch = tempfile.mkdtemp(prefix="deepbatch_xdg_")
+        env = dict(os.environ, XDG_DATA_HOME=scratch)
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True, env=env)
+    proc.scratch_dir = scratch  # removed once the server has exited
     proc.stdout_lines = []
     found = threading.Event()
     found.url = None
@@ -75,10 +79,17 @@ def start_server(binary, source_dir, extra_args=(), model=None, timeout=60.0, en
     return proc, found.url
 
 
+def _remove_scratch(proc):
+    if getattr(proc, "scratch_dir", None):
+        shutil.rmtree(proc.scratch_dir, ignore_errors=True)
+        proc.scratch_dir = None
+
+
 def kill_server(proc):
     if proc.poll() is None:
         proc.kill()
     proc.wait(timeout=30)
+    _remove_scratch(proc)
 
 
 def stop_server(proc, timeout=40.0):
@@ -86,8 +97,11 @@ def stop_server(proc, timeout=40.0):
     if proc.poll() is None:
         proc.send_signal(signal.SIGTERM)
         try:
-            return proc.wait(timeout=timeout)
+            rc = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             kill_server(proc)
             return -9
+        _remove_scratch(proc)
+        return rc
+    _remove_scratch(proc)
     return proc.returncode
