@@ -30,7 +30,7 @@ void bench_panel_tile(benchmark::State& state, DType t, int64_t cols) {
     return;
   }
   const k::GemmKernels& kernels = k::gemm_kernels(level);
-  const k::PanelKernels& panel = kernels.panel[k::panel_index(t)];
+  const k::PanelKernels& panel = k::weight_kernels(kernels, t)->panel;
   // One call of the kernel's largest shape: one group over its most tokens.
   const int kTokens = panel.max_tokens > 0 ? panel.max_tokens : k::kPanelTileTokens;
   const auto bytes = db::bench::random_weights(t, k::kPanelRows, cols);

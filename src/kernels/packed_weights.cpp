@@ -1,19 +1,38 @@
 #include "kernels/packed_weights.h"
 
 #include <algorithm>
+#include <span>
 
+#include "kernels/cpu/isa_table.h"
 #include "kernels/cpu/panels.h"
 #include "util/error.h"
 
 namespace db::kernels {
 
+namespace {
+
+using DTypes = std::span<const DType>;
+constexpr DTypes kAllPanels = kPanelDTypes;
+constexpr DTypes kQuantizedPanels = kAllPanels.first(kFirstFloatPanel);
+constexpr DTypes kFloatPanels = kAllPanels.subspan(kFirstFloatPanel);
+
+// The weight types repacked for each level: those its panel kernels read faster
+// than its Rows kernels (the matmul tables: kernels/cpu/gemm_tables.cpp).
+const IsaTable<DTypes>& packed_types() {
+  static const IsaTable<DTypes> table{
+      {IsaLevel::Scalar, {}},              // the Rows kernels are the reference
+      {IsaLevel::Avx2, kQuantizedPanels},  // the AVX2 and AVX-VNNI panel kernels
+      {IsaLevel::Avx512, kFloatPanels},    // quantized types keep the AVX-512 Rows kernels
+      {IsaLevel::Avx512Vnni, kAllPanels},  // the AVX-512 VNNI and AMX panel kernels
+  };
+  return table;
+}
+
+}  // namespace
+
 bool prefers_packed(DType dtype, IsaLevel level) {
-  if (is_float_panel(dtype)) return level >= IsaLevel::Avx512;
-#if defined(__x86_64__)
-  if (level == IsaLevel::Avx2) return avx2::has_panel_kernel(dtype);
-  if (level == IsaLevel::Avx2Vnni) return avx2vnni::has_panel_kernel(dtype);
-#endif
-  return level >= IsaLevel::Avx512Vnni && has_panel_layout(dtype);
+  const DTypes types = packed_types().at(level);
+  return std::find(types.begin(), types.end(), dtype) != types.end();
 }
 
 PackedWeightStore::PackedWeightStore() = default;

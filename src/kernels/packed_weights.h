@@ -1,7 +1,7 @@
 // Weight matrices repacked at load into the layout the matmul kernels of the
-// running ISA level read fastest (TensorLayout::Panels16: the quantized panel
-// formats at the AVX-512 VNNI level, all of them but Q8_0 at the AVX2 level,
-// F32 / F16 / BF16 at both AVX-512 levels; see kernels/cpu/panels.h). Repacking costs a
+// running ISA level read fastest (TensorLayout::Panels16, see kernels/cpu/panels.h;
+// per level, the quantized formats from AVX2 on, except at the plain AVX-512
+// level, and F32 / F16 / BF16 from AVX-512 on: prefers_packed). Repacking costs a
 // copy of those matrices in memory (the mapped file's pages are then no longer
 // touched, and a loader may hand them back: io/mapped_range.h) and one pass over
 // them at load; results are unchanged in meaning: matmul() over a packed view

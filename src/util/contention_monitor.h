@@ -13,11 +13,10 @@
 //
 // Sampling is by time, not by region: a region is measured only when at least
 // kSampleGapNs of wall time passed since the last measured one ended. Reading
-// a thread's CPU time is a system call (about a microsecond under a
-// hypervisor), and a single-sequence decode step runs a region every few
-// microseconds: measuring one region in four cost SmolLM2-135M's decode about
-// 4% (Zen 5, two threads). With the gap the reads cost at most a few per
-// thousand of the caller's time, and a decision takes at least
+// a thread's CPU time is a system call, and a single-sequence decode step runs
+// a region every few microseconds, so sampling by region would slow the decode
+// it watches (bench/kernels/README.md). With the gap the reads cost at most a
+// few per thousand of the caller's time, and a decision takes at least
 // kWindow * kSampleGapNs of wall time.
 #pragma once
 #include <cstdint>

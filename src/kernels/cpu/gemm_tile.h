@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "kernels/cpu/act_quant.h"
+#include "tensor/dtype.h"
 
 namespace db::kernels {
 
@@ -56,17 +57,30 @@ struct PanelKernels {
   GemmSwigluTileFn expanded_swiglu = nullptr;
 };
 
-// Kernels of one ISA level, per weight dtype (null = not provided at this level).
+// The weight types the CPU matmul computes, in the order of GemmKernels::types.
+inline constexpr DType kGemmDTypes[] = {DType::Q4_0, DType::Q4_1, DType::Q8_0, DType::Q4_K, DType::Q5_K,
+                                        DType::Q6_K, DType::F32,  DType::F16,  DType::BF16};
+inline constexpr int kGemmTypes = sizeof(kGemmDTypes) / sizeof(kGemmDTypes[0]);
+
+// The kernels of one weight type at one ISA level (null = none at this level).
+struct WeightKernels {
+  GemmTileFn rows;     // TensorLayout::Rows
+  PanelKernels panel;  // TensorLayout::Panels16 (kernels/cpu/panels.h)
+};
+
+// Kernels of one ISA level (built in gemm_tables.cpp): a row per weight type.
 struct GemmKernels {
-  GemmTileFn f32, f16, bf16;
-  GemmTileFn q4_0, q4_1, q8_0;
-  GemmTileFn q4_k, q5_k, q6_k;
-  PanelKernels panel[9];  // Panels16 layout, indexed by panel_index(dtype) (kernels/cpu/panels.h)
+  WeightKernels types[kGemmTypes];  // indexed by gemm_type_index(dtype)
   int tile_rows;    // largest nr the kernels accept
   int tile_tokens;  // largest nt the kernels accept (the panel kernels: kPanelTileTokens)
   QuantizeRowQ8x32Fn quantize_q8x32;
   QuantizeRowQ8x256Fn quantize_q8x256;
 };
+
+// Index of t in kGemmDTypes, or -1 if the matmul does not compute t.
+int gemm_type_index(DType t);
+// The row of t in k, or null if the matmul does not compute t.
+const WeightKernels* weight_kernels(const GemmKernels& k, DType t);
 
 // Tile sizes per level (the driver and the kernels agree on these).
 inline constexpr int kScalarTileRows = 4, kScalarTileTokens = 4;

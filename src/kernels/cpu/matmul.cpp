@@ -26,32 +26,16 @@ namespace {
 // so it stays in L2: half of it, from 256 KB to 512 KB. Smaller chunks hold
 // fewer token tiles for long rows; a chunk of a single tile streams its
 // weights from memory again for every 16 tokens and cannot expand its groups.
-// Zen 5 (1 MB L2), one thread, 1536 x 8960 (rows of 8960 elements: 16 vs 48
-// tokens per chunk), GMAC/s at 64 / 512 tokens: Q4_K 222-241 / 213-273 ->
-// 258-303 / 230-273, Q6_K 161-205 / 195-211 -> 203-237 / 220-257, Q4_0
-// unchanged (245-288 / 270 -> 281-301 / 273-285); 768 KB was no faster.
+// Chunks above 512 KB gain nothing (measurements: bench/kernels/README.md).
 int64_t act_chunk_bytes() {
   static const int64_t bytes = std::clamp<int64_t>(cpu_features().l2_bytes / 2, 256 * 1024, 512 * 1024);
   return bytes;
 }
 
 GemmTileFn kernel_for(const GemmKernels& k, const TensorView& w) {
-  if (w.layout == TensorLayout::Panels16) {
-    const int i = panel_index(w.dtype);
-    return i < 0 ? nullptr : k.panel[i].gemm;
-  }
-  switch (w.dtype) {
-    case DType::F32: return k.f32;
-    case DType::F16: return k.f16;
-    case DType::BF16: return k.bf16;
-    case DType::Q4_0: return k.q4_0;
-    case DType::Q4_1: return k.q4_1;
-    case DType::Q8_0: return k.q8_0;
-    case DType::Q4_K: return k.q4_k;
-    case DType::Q5_K: return k.q5_k;
-    case DType::Q6_K: return k.q6_k;
-    default: return nullptr;
-  }
+  const WeightKernels* kernels = weight_kernels(k, w.dtype);
+  if (kernels == nullptr) return nullptr;
+  return w.layout == TensorLayout::Panels16 ? kernels->panel.gemm : kernels->rows;
 }
 
 // Row tiles ahead of the current one whose weights are prefetched: a product
@@ -136,11 +120,8 @@ constexpr int64_t kFloatPanelGroupsPerChunk = 4;
 // the chunk's start, where the weights' prefetches have yet to run ahead (a
 // chunk's last prefetches fetch the next chunk's start, which another thread
 // may claim). A product's chunks are a multiple of the thread count, so that
-// its equal chunks leave no thread idle at its end. Measured on SmolLM2-135M
-// decode at one sequence, two threads (Zen 5, medians of five interleaved
-// rounds): 64 KB chunks as they fell 373 tok/s, 128 KB 391, 128 KB in a
-// multiple of the threads 413, 256 KB so 423; 256 KB as they fell 288 vs 335
-// (a product under 256 KB ran on one thread).
+// its equal chunks leave no thread idle at its end and a product smaller than
+// one chunk still runs on every thread (measurements: bench/kernels/README.md).
 constexpr int64_t kChunkWeightBytes = 256 * 1024;
 // Tokens per chunk's worth of work per weight byte (see prepare()).
 constexpr int64_t kTokensPerChunkPass = 16;
@@ -202,7 +183,7 @@ Product prepare(const GemmKernels& k, IsaLevel level, const TensorView& W, const
   p.base.w = static_cast<const uint8_t*>(W.data);
   p.base.w_stride = static_cast<int64_t>(W.row_nbytes());
   if (W.layout == TensorLayout::Panels16) {
-    const int max_tokens = k.panel[panel_index(W.dtype)].max_tokens;
+    const int max_tokens = weight_kernels(k, W.dtype)->panel.max_tokens;
     p.tiling = {kPanelRows, panel_group_bytes(W.dtype, W.cols()), max_tokens > 0 ? max_tokens : kPanelTileTokens,
                 false};
   }
@@ -233,7 +214,7 @@ Product prepare(const GemmKernels& k, IsaLevel level, const TensorView& W, const
   const int64_t chunks = (bytes + kChunkWeightBytes - 1) / kChunkWeightBytes * token_passes;
   p.n_chunks = std::clamp<int64_t>((chunks + threads - 1) / threads * threads, 1, p.row_tiles);
   if (W.layout == TensorLayout::Panels16 && n_tokens > kPanelTileTokens && p.chunk_tokens > kPanelTileTokens) {
-    const PanelKernels& pk = k.panel[panel_index(W.dtype)];
+    const PanelKernels& pk = weight_kernels(k, W.dtype)->panel;
     if (pk.expand != nullptr) {
       p.expanded = &pk;
       p.expanded_bytes = W.cols() / panel_block_elems(W.dtype) * pk.expanded_block_bytes;
@@ -278,21 +259,15 @@ void run_float_panels(const Product& p, int64_t n_tokens, int64_t c) {
 
 // Runs chunk c of a product whose groups have an expanded form: each group is
 // expanded once into this thread's scratch, then every token tile of the
-// token chunk passes over the expansion. Q6_K, AVX-512 VNNI on Zen 5, one
-// thread, 32768 x 2048 / 8960 x 1536: 64 tokens 235 -> 262 / 254 -> 249
-// GMAC/s, 512 tokens 226 -> 281 / 225 -> 279; the 1.5B-shape step of 64
-// sequences (its Q6_K head) 263 -> 285 tok/s.
+// token chunk passes over the expansion, so the unpacking is not repeated per
+// token tile.
 //
 // Meanwhile each token tile prefetches a slice of the next group, which its
-// expansion then reads from L2, not memory (the 1.5B shape's Q6_K head with
-// 64 sequences, Zen 5, two threads, perf shares: head and expansion
-// 0.171-0.173 -> 0.159-0.160 of the Q4_0 products' time).
+// expansion then reads from L2, not memory.
 //
 // With `up` (the up weights of a fused gate whose gate is p), both groups are
-// expanded and the fused kernel runs over the two expansions. Q6_K gate and up
-// of 8960 x 1536 (kernels_bench Swiglu/Q6_K), one thread: 64 tokens 200 ->
-// 223 GMAC/s, 512 tokens 212 -> 268; the 1.5B shape in Q6_K, a 512-token
-// prompt 326 -> 364 tok/s.
+// expanded and the fused kernel runs over the two expansions.
+// (Measurements of all three: bench/kernels/README.md.)
 void run_expanded_chunk(const Product& p, int64_t n_tokens, int64_t c, const uint8_t* up = nullptr) {
   thread_local std::vector<uint8_t> scratch;
   const PanelKernels& pk = *p.expanded;
@@ -336,8 +311,8 @@ void run_chunk(const Product& p, int64_t n_tokens, int64_t c) {
 GemmSwigluTileFn fused_swiglu_for(const GemmKernels& k, const TensorView& gate, const TensorView& up) {
   if (gate.layout != TensorLayout::Panels16 || up.layout != TensorLayout::Panels16 || gate.dtype != up.dtype)
     return nullptr;
-  const int i = panel_index(gate.dtype);
-  return i < 0 ? nullptr : k.panel[i].swiglu;
+  const WeightKernels* kernels = weight_kernels(k, gate.dtype);
+  return kernels == nullptr ? nullptr : kernels->panel.swiglu;
 }
 
 // Validates a group; returns false when there is nothing to compute.

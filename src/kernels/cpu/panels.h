@@ -55,12 +55,11 @@ namespace db::kernels {
 
 inline constexpr int kPanelRows = 16;
 
-// The panel formats, in the order of GemmKernels::panel.
+// The panel formats, in the order of the panel_kernels() arrays below.
 inline constexpr DType kPanelDTypes[] = {DType::Q4_0, DType::Q4_1, DType::Q8_0, DType::Q4_K, DType::Q5_K,
                                          DType::Q6_K, DType::F32,  DType::F16,  DType::BF16};
 inline constexpr int kPanelFormats = 9;
 inline constexpr int kFirstFloatPanel = 6;  // F32, F16, BF16 follow the quantized formats
-static_assert(sizeof(GemmKernels::panel) / sizeof(PanelKernels) == kPanelFormats);
 // Index of t in kPanelDTypes, or -1 if t has no panel layout.
 int panel_index(DType t);
 
@@ -89,7 +88,7 @@ void pack_panels(DType t, const uint8_t* src, int64_t src_stride, int64_t rows, 
 // Writes row r of a panel matrix into dst as Rows-layout (GGUF) blocks.
 void unpack_panel_row(DType t, const uint8_t* panels, int64_t cols, int64_t r, uint8_t* dst);
 
-// Panel kernels (GemmKernels::panel_*): GemmTile.w is the group's first byte,
+// Panel kernels (WeightKernels::panel): GemmTile.w is the group's first byte,
 // nr <= 16 rows of it, nt <= kPanelTileTokens tokens; w_stride is unused. The
 // quantized formats' activations are in the Tiles layout
 // (kernels/cpu/act_quant.h), and a tile's tokens lie in one activation tile
@@ -111,16 +110,26 @@ void panel_bf16(const GemmTile&);
 void panel_kernels(PanelKernels (&out)[kPanelFormats]);
 }  // namespace scalar
 // The AVX2 panel kernels, built twice (kernels/cpu/x86/panel_avx2.h): avx2
-// with vpmaddubsw, avx2vnni with AVX-VNNI's vpdpbusd. Each sets the quantized
-// formats' entries of out (before kFirstFloatPanel), with fused gates, and
-// leaves the others; has_panel_kernel is true for the formats it sets.
+// with vpmaddubsw, avx2vnni with AVX-VNNI's vpdpbusd. Each panel_kernels() sets
+// the quantized formats' entries of out (before kFirstFloatPanel), with fused
+// gates, and leaves the others.
 namespace avx2 {
+void panel_q4_0(const GemmTile&);
+void panel_q4_1(const GemmTile&);
+void panel_q8_0(const GemmTile&);
+void panel_q4_k(const GemmTile&);
+void panel_q5_k(const GemmTile&);
+void panel_q6_k(const GemmTile&);
 void panel_kernels(PanelKernels (&out)[kPanelFormats]);
-bool has_panel_kernel(DType t);
 }  // namespace avx2
 namespace avx2vnni {
+void panel_q4_0(const GemmTile&);
+void panel_q4_1(const GemmTile&);
+void panel_q8_0(const GemmTile&);
+void panel_q4_k(const GemmTile&);
+void panel_q5_k(const GemmTile&);
+void panel_q6_k(const GemmTile&);
 void panel_kernels(PanelKernels (&out)[kPanelFormats]);
-bool has_panel_kernel(DType t);
 }  // namespace avx2vnni
 namespace avx512 {
 void panel_f32(const GemmTile&);

@@ -5,12 +5,10 @@
 // heads) is folded in, four at a time so that they share key and value loads.
 // With few queries per key (decode) and an F16 cache, the queries read the
 // rows in place instead, converting in registers: the f32 copy's store and
-// reload cost more than the extra conversions (SmolLM2 layout, 64 sequences
-// of about 200 positions, Zen 5: one thread 690 -> 505 us, two 357 -> 287 us),
-// up to eight at a time (a decode row's query heads of one kv head), each key
-// and value block converted once for the block (Qwen2-1.5B layout, 64
-// sequences of 200 positions, Zen 5, one thread: 0.87 -> 0.65 ms against one
-// query's scores at a time).
+// reload cost more than the extra conversions. They go up to eight at a time
+// (a decode row's query heads of one kv head), so that each key and value
+// block is converted once for all of them rather than once per query
+// (measurements: bench/kernels/README.md).
 // A query's 16 scores end up in one register, one lane per key; its softmax
 // state is a reference maximum m and per-lane sums of exp(score - m), so the
 // only horizontal work per chunk is a compare, and a max when m moves.

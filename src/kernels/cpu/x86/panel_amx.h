@@ -60,10 +60,9 @@ inline void ensure_tile_config() {
 
 // The staged B tiles and the C results of a batch of up to kBatch chunks.
 // A kernel stages a batch, runs its tile products back to back, then runs
-// their float steps: measured on one tile, that is about 1.5x faster than
-// interleaving each chunk's tile product with the float steps of earlier
-// ones (the tile loads and stores are microcoded and stall the vector
-// work around them).
+// their float steps, rather than interleaving each chunk's tile product with
+// the float steps of earlier ones: the tile loads and stores are microcoded
+// and stall the vector work around them.
 constexpr int kBatch = 8;
 struct alignas(64) ChunkBuffers {
   uint8_t b[kBatch][512];

@@ -86,8 +86,8 @@ DB_PANEL_INLINE __m256 add_block(__m256 acc, __m256i s, __m256 d, __m256 m, cons
 // Adds a block of 4-bit format W to acc for tokens slot .. slot + NT - 1: the
 // elements 0..15 of every token first, their sums kept, then 16..31, so that
 // each activation broadcast serves both halves. Every token's integer work
-// comes before any token's float steps: on Zen 3 about 4% faster (Q4_1) than
-// finishing one token at a time.
+// comes before any token's float steps, which runs faster than finishing one
+// token at a time.
 template <class W, int NT>
 DB_PANEL_INLINE void add_nibble_block(const ActArrays& a, int64_t slot, const uint8_t* codes, const uint8_t* header,
                                       __m256 (&acc)[kHalves][NT]) {
@@ -229,11 +229,6 @@ void panel_kernels(PanelKernels (&out)[kPanelFormats]) {
   out[3] = {panel_q4_k, panel_swiglu_q4_k};
   out[4] = {panel_q5_k, panel_swiglu_q5_k};
   out[5] = {panel_q6_k, panel_swiglu_q6_k};
-}
-
-bool has_panel_kernel(DType t) {
-  return t == DType::Q4_0 || t == DType::Q4_1 || t == DType::Q8_0 || t == DType::Q4_K || t == DType::Q5_K ||
-         t == DType::Q6_K;
 }
 
 }  // namespace db::kernels::DB_PANEL_AVX2_NS

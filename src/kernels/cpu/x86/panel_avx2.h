@@ -41,14 +41,8 @@
 
 namespace db::kernels::DB_PANEL_AVX2_NS {
 
-// The entry points of the two files (panel_kernels() collects them; declared
-// in kernels/cpu/panels.h with has_panel_kernel()).
-void panel_q4_0(const GemmTile&);
-void panel_q4_1(const GemmTile&);
-void panel_q8_0(const GemmTile&);
-void panel_q4_k(const GemmTile&);
-void panel_q5_k(const GemmTile&);
-void panel_q6_k(const GemmTile&);
+// The fused-gate entry points of the two files (panel_kernels() collects them;
+// the plain panel_* ones are declared in kernels/cpu/panels.h).
 void panel_swiglu_q4_0(const GemmTile&, const uint8_t* up);
 void panel_swiglu_q4_1(const GemmTile&, const uint8_t* up);
 void panel_swiglu_q8_0(const GemmTile&, const uint8_t* up);

@@ -44,12 +44,8 @@ constexpr int64_t kPrefetchBytes = 8192;
 // keeps too few lines in flight. L2, not L1: a single-token product streams
 // its weights from memory, and prefetches into L1 hold the few L1 miss
 // buffers, which caps one core's stream. Headers too: prefetching the codes
-// alone left every header line (one in nine of a Q4_0 stream) to miss. Single
-// token, AVX-512 VNNI on Zen 5, one / two threads: codes only 4 KB ahead vs
-// this, Q4_0 32768 x 2048 25.6 / 48.9 vs 31.4 / 64.3 GB/s, Q4_K 27.5 / 53.8
-// vs 41.5 / 73.9, Q8_0 49152 x 576 37 / 57 vs 47 / 90; 4, 12 and 16 KB ahead
-// were within noise of 8 KB or worse for some format; products of many
-// tokens read each block from L2 many times and did not change.
+// alone left every header line (one in nine of a Q4_0 stream) to miss. The
+// distance is the best of those tried (bench/kernels/README.md).
 DB_PANEL_INLINE void prefetch_ahead(const uint8_t* from, int64_t bytes) {
   const uint8_t* ahead = from + kPrefetchBytes;
   for (int64_t l = 0; l < bytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(ahead + l), _MM_HINT_T1);
@@ -71,8 +67,7 @@ DB_PANEL_INLINE __m512i dpbusd_broadcast(__m512i acc, __m512i w, const int8_t* p
 // each token's float steps right after its dots: then only two integer chains
 // are live, and the float sums of all tokens stay in registers beside the 8
 // code registers (with every token's integer sums live at once, half the sums
-// spill; measured on one tile, AVX-512 VNNI on Zen 5: Q4_0 about 6% and Q6_K
-// about 20% slower). Embedded: the activation bytes come as the instruction's
+// spill). Embedded: the activation bytes come as the instruction's
 // broadcast operand (dpbusd_broadcast), which suits the K-quant kernels; the
 // 32-element ones use a separate broadcast load.
 template <int I0, int I1, bool Embedded>

@@ -5,8 +5,7 @@
 // kernels' float steps (panel_k_avx512vnni.cpp) in their order, so the results
 // are bit-identical to them and to the scalar reference. Q6_K stays with the
 // VNNI kernel: its 16-element sub-blocks need a tile product each (half of
-// every B tile zero) for as many float steps, and measured on one tile that ran
-// about 1.15x slower than VNNI.
+// every B tile zero) for as many float steps, which is slower than VNNI.
 #if defined(__x86_64__)
 #include "kernels/cpu/x86/panel_amx.h"
 #include "kernels/cpu/x86/panel_k_avx512vnni.h"

@@ -80,10 +80,9 @@ DB_PANEL_INLINE void prefetch_eighth(const uint8_t* slice, int c) {
 }
 
 // Prefetches the c-th eighth (c < 8) of the codes of the super-block
-// kPrefetchSuperBlocks past the one at `codes`, lines only (Q6_K, whose
-// headers are 1/105 of its stream: prefetch_eighth's slices measured slower
-// for it, single-token 32768 x 2048 at one thread 33.0 vs 27.3 GB/s, while
-// Q4_K went from 26.5 to 34.2 GB/s; medians of five interleaved rounds).
+// kPrefetchSuperBlocks past the one at `codes`, lines only: for Q6_K, whose
+// headers are 1/105 of its stream, this streams faster than prefetch_eighth's
+// slices, which suit Q4_K (bench/kernels/README.md).
 template <class F>
 DB_PANEL_INLINE void prefetch_codes_eighth(const uint8_t* codes, int c) {
   constexpr int64_t lines = F::kCodeBytes / 64;

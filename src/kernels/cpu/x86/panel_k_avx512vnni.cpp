@@ -103,9 +103,7 @@ constexpr int64_t kQ6KExpandedBlockBytes = 8 * kQ6KExpandedChunkBytes;
 
 // Reads the group as the kernels do, prefetching its bytes ahead (and so the
 // next group's): a group is expanded when the first token tile reaches it,
-// straight from memory. The 1.5B shape's Q6_K head, 64 sequences (Zen 5, two
-// threads, perf shares): head and expansion 0.186-0.187 -> 0.169-0.171 of the
-// Q4_0 products' time, the expansion 3.2% -> 2.2-2.4% of the step.
+// straight from memory.
 void expand_q6_k(const uint8_t* group, int64_t cols, uint8_t* out) {
   using F = KFormat<DType::Q6_K>;
   const int64_t nb = cols / 256;
