@@ -6,13 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "bundle/model_bundle.h"
 #include "cli_options.h"
 #include "commands.h"
 #include "engine_options.h"
 #include "offline_bench/bench_report.h"
 #include "offline_bench/bench_runner.h"
 #include "offline_bench/workload.h"
-#include "runner/model_bundle.h"
 #include "util/error.h"
 
 namespace db::cli {

@@ -10,11 +10,12 @@
 #include <mutex>
 #include <string>
 
+#include "bundle/model_bundle.h"
+#include "chat/chat_message.h"
 #include "cli_options.h"
 #include "commands.h"
 #include "engine/engine.h"
 #include "engine_options.h"
-#include "runner/model_bundle.h"
 #include "util/error.h"
 
 namespace db::cli {

@@ -8,11 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "bundle/model_bundle.h"
+#include "chat/chat_message.h"
 #include "cli_options.h"
 #include "commands.h"
 #include "engine/engine.h"
 #include "engine_options.h"
-#include "runner/model_bundle.h"
 
 namespace db::cli {
 

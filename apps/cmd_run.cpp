@@ -8,11 +8,11 @@
 #include <string>
 
 #include "batch/batch_job.h"
+#include "bundle/model_bundle.h"
 #include "cli_options.h"
 #include "commands.h"
 #include "engine_options.h"
 #include "engine/engine.h"
-#include "runner/model_bundle.h"
 #include "util/error.h"
 
 namespace db::cli {

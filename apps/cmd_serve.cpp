@@ -4,11 +4,11 @@
 #include <memory>
 #include <string>
 
+#include "bundle/model_bundle.h"
 #include "cli_options.h"
 #include "commands.h"
 #include "engine/engine.h"
 #include "engine_options.h"
-#include "runner/model_bundle.h"
 #include "server/app.h"
 #include "server/data_dir.h"
 #include "server/shutdown_signal.h"

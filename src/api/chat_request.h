@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "api/request_common.h"
-#include "runner/model_bundle.h"
+#include "chat/chat_message.h"
 
 namespace db::api {
 

@@ -1,6 +1,6 @@
 #include "api/openai_request.h"
 
-#include "runner/model_bundle.h"
+#include "bundle/model_bundle.h"
 
 namespace db::api {
 

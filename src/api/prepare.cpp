@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "api/api_error.h"
-#include "runner/model_bundle.h"
+#include "bundle/model_bundle.h"
 #include "tokenizer/tokenizer.h"
 
 namespace db::api {

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <random>
 
+#include "engine/engine_types.h"
 #include "tokenizer/tokenizer.h"
 
 namespace db::api {
@@ -76,14 +77,8 @@ OJson chat_logprobs(const ChoiceOutput& c, const Tokenizer& tok) {
 }
 
 OJson finish_reason_json(FinishReason r) {
-  switch (r) {
-    case FinishReason::Stop: return "stop";
-    case FinishReason::Length: return "length";
-    case FinishReason::Abort: return "abort";
-    case FinishReason::Error: return "error";
-    case FinishReason::None: break;
-  }
-  return nullptr;
+  if (r == FinishReason::None) return nullptr;
+  return finish_reason_name(r);
 }
 
 std::string new_response_id(const std::string& prefix) {

@@ -29,7 +29,7 @@ struct ResponseMeta {
 // {"id", "object", "created", "model"}: the head of every response body and stream chunk.
 nlohmann::ordered_json response_envelope(const char* object, const ResponseMeta& meta);
 
-// "stop", "length", "abort", "error"; null while unfinished.
+// finish_reason_name(r) as a JSON string ("stop", "length", "abort", "error"); null while unfinished.
 nlohmann::ordered_json finish_reason_json(FinishReason r);
 
 // "<prefix><24 random hex digits>", e.g. new_response_id("cmpl-").

@@ -12,8 +12,8 @@
 #include "api/openai_request.h"
 #include "batch/batch_input.h"
 #include "batch/batch_record.h"
+#include "bundle/model_bundle.h"
 #include "engine/engine.h"
-#include "runner/model_bundle.h"
 #include "util/error.h"
 
 namespace db::batch {

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -13,66 +12,80 @@
 
 #include "batch/batch_input.h"
 #include "util/error.h"
+#include "util/fd_write.h"
 
 namespace db::batch {
 
 namespace {
 
-std::string sys_error(const std::string& path, const char* what) {
-  return path + ": " + what + ": " + std::strerror(errno);
-}
-
-// Adds one complete output line to `state`; throws db::Error when it is not a record.
-void add_record(JournalState& state, const std::string& text, const std::string& path, size_t line_no) {
-  const auto where = [&] { return path + " line " + std::to_string(line_no); };
+JournalRecord parse_record(const std::string& text, const std::string& path, size_t line_no) {
+  const auto not_a_record = [&](const std::string& why) {
+    return JournalFormatError(path + " line " + std::to_string(line_no) + ": not a batch output record (" + why + ")");
+  };
   nlohmann::json r;
   try {
     r = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
-    throw Error(where() + ": not a batch output record (" + e.what() +
-                "); is this the output file of this batch? Move it away to start over.");
+    throw not_a_record(e.what());
   }
   if (!r.is_object() || !r.contains("custom_id") || !r.contains("error"))
-    throw Error(where() + ": not a batch output record (no custom_id / error fields)");
-  const auto& id = r["custom_id"];
-  const std::string custom_id = id.is_string() ? id.get<std::string>() : "";
-  const auto& err = r["error"];
-  const std::string code = err.is_object() && err.contains("code") && err["code"].is_string()
-                               ? err["code"].get<std::string>()
-                               : "";
-  if (is_line_level_code(code)) {
-    ++state.line_errors[{code, custom_id}];
-  } else if (!custom_id.empty()) {
-    state.finished.insert(custom_id);
-  }
-  ++state.records;
-  if (!err.is_null()) ++state.error_records;
+    throw not_a_record("no custom_id / error fields");
+  JournalRecord rec;
+  rec.line_no = line_no;
+  rec.text = text;
+  if (const auto& id = r.at("custom_id"); id.is_string()) rec.custom_id = id.get<std::string>();
+  const auto& err = r.at("error");
+  rec.is_error = !err.is_null();
+  if (err.is_object() && err.contains("code") && err.at("code").is_string())
+    rec.error_code = err.at("code").get<std::string>();
+  return rec;
 }
 
 }  // namespace
 
-JournalState recover_journal(const std::string& path) {
-  JournalState state;
-  if (!std::filesystem::exists(path)) return state;
+JournalScan read_journal(const std::string& path, const std::function<void(const JournalRecord&)>& on_record) {
+  JournalScan scan;
+  if (!std::filesystem::exists(path)) return scan;
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open the existing output file to resume from it");
+  if (!in) throw Error(path + ": cannot open the batch output file for reading");
   std::string text;
-  uint64_t complete_bytes = 0;
   size_t line_no = 0;
   while (std::getline(in, text)) {
-    if (in.eof()) break;  // the last line has no newline: torn by a crash mid-write
+    if (in.eof()) {  // the last line has no newline: torn by a crash mid-write
+      scan.torn_bytes = text.size();
+      break;
+    }
     ++line_no;
-    complete_bytes += text.size() + 1;
+    scan.complete_bytes += text.size() + 1;
     if (text.empty()) continue;
-    add_record(state, text, path, line_no);
+    on_record(parse_record(text, path, line_no));
+    ++scan.records;
   }
-  if (in.bad()) throw Error(path + ": read error while resuming");
-  const uint64_t size = std::filesystem::file_size(path);
-  if (size > complete_bytes) {
+  if (in.bad()) throw Error(path + ": read error in the batch output file");
+  return scan;
+}
+
+JournalState recover_journal(const std::string& path) {
+  JournalState state;
+  JournalScan scan;
+  try {
+    scan = read_journal(path, [&](const JournalRecord& r) {
+      if (is_line_level_code(r.error_code)) {
+        ++state.line_errors[{r.error_code, r.custom_id}];
+      } else if (!r.custom_id.empty()) {
+        state.finished.insert(r.custom_id);
+      }
+      if (r.is_error) ++state.error_records;
+    });
+  } catch (const JournalFormatError& e) {
+    throw Error(std::string(e.what()) + "; is this the output file of this batch? Move it away to start over.");
+  }
+  state.records = scan.records;
+  if (scan.torn_bytes > 0) {
     std::error_code ec;
-    std::filesystem::resize_file(path, complete_bytes, ec);
+    std::filesystem::resize_file(path, scan.complete_bytes, ec);
     if (ec) throw Error(path + ": cannot cut the torn last line: " + ec.message());
-    state.truncated_bytes = size - complete_bytes;
+    state.truncated_bytes = scan.torn_bytes;
   }
   return state;
 }
@@ -101,15 +114,7 @@ void JournalWriter::append(const std::string& line) {
   buf.reserve(line.size() + 1);
   buf += line;
   buf += '\n';
-  size_t off = 0;
-  while (off < buf.size()) {
-    const ssize_t n = ::write(fd_, buf.data() + off, buf.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw Error(sys_error(path_, "write failed"));
-    }
-    off += static_cast<size_t>(n);
-  }
+  write_all(fd_, buf, path_);
   ++appended_;
   ++pending_;
   tick();

@@ -1,17 +1,53 @@
 // The batch output file doubles as the job's journal: every finished record is
 // appended as one complete line with one write(), and synced to disk in groups.
 // After a crash at any moment the file holds complete lines, possibly followed
-// by one torn line without its newline; recover_journal() cuts that tail and
-// reports what is already done, so a rerun writes each remaining record once.
+// by one torn line without its newline. This file owns reading that format:
+// read_journal() yields the complete records and leaves a torn last line out;
+// recover_journal() also cuts that tail and reports what is already done, so a
+// rerun writes each remaining record once.
 #pragma once
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <unordered_set>
 #include <utility>
 
+#include "util/error.h"
+
 namespace db::batch {
+
+// One complete record of a journal, as read back (see batch_record.h for the format).
+struct JournalRecord {
+  size_t line_no = 0;      // 1-based line in the file
+  std::string_view text;   // the line as written, without its newline; valid during the callback only
+  std::string custom_id;   // "" when the record's custom_id is not a string (a bad input line without one)
+  std::string error_code;  // the error's "code" when it is a string, else ""
+  bool is_error = false;   // the record's "error" is not null (otherwise it is a success)
+};
+
+struct JournalScan {
+  size_t records = 0;           // complete records passed to the callback
+  uint64_t complete_bytes = 0;  // bytes of the complete lines, up to and including the last newline
+  uint64_t torn_bytes = 0;      // bytes after that: a torn last line, left out (0 when none)
+};
+
+// A complete journal line that is not a batch output record: not a JSON object
+// with "custom_id" and "error" fields. The message names the file and the line.
+class JournalFormatError : public Error {
+ public:
+  using Error::Error;
+};
+
+// Calls `on_record` for each complete record of the journal at `path`, in file
+// order; blank lines are skipped but counted in line numbers. A missing file is
+// an empty journal. A last line without its newline (torn by a crash mid-write)
+// is not a record: it is left out and counted in torn_bytes; the file is not
+// changed. Throws JournalFormatError for a complete line that is not a record,
+// db::Error when the file cannot be read, and whatever `on_record` throws.
+JournalScan read_journal(const std::string& path, const std::function<void(const JournalRecord&)>& on_record);
 
 struct JournalState {
   std::unordered_set<std::string> finished;               // custom_ids with a terminal record
@@ -22,9 +58,9 @@ struct JournalState {
   uint64_t truncated_bytes = 0;   // bytes of a torn last line that were cut off
 };
 
-// Reads the output file at `path` if it exists (a missing file is an empty
-// journal) and truncates a torn last line. Throws db::Error naming the file and
-// line when a complete line is not a batch output record.
+// Reads the output file at `path` with read_journal() (a missing file is an
+// empty journal) and truncates a torn last line. Throws db::Error naming the file
+// and line when a complete line is not a batch output record.
 JournalState recover_journal(const std::string& path);
 
 struct JournalSyncPolicy {

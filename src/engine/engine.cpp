@@ -8,10 +8,10 @@
 #include <thread>
 #include <vector>
 
+#include "bundle/model_bundle.h"
 #include "engine/blocking_queue.h"
 #include "engine/engine_core.h"
 #include "engine/output_processor.h"
-#include "runner/model_bundle.h"
 #include "util/error.h"
 
 namespace db {

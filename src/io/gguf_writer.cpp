@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -249,9 +248,9 @@ std::vector<uint8_t> GGUFWriter::to_bytes() const {
 
 void GGUFWriter::write(const std::string& path) const {
   std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "wb"), &std::fclose);
-  if (!f) throw Error(path + ": cannot create file: " + std::strerror(errno));
+  if (!f) throw Error(sys_error(path, "cannot create file"));
   auto write_all = [&](const void* p, size_t n) {
-    if (n != 0 && std::fwrite(p, 1, n, f.get()) != n) throw Error(path + ": write failed: " + std::strerror(errno));
+    if (n != 0 && std::fwrite(p, 1, n, f.get()) != n) throw Error(sys_error(path, "write failed"));
   };
   std::vector<uint8_t> header = header_bytes();
   write_all(header.data(), header.size());
@@ -273,9 +272,9 @@ void GGUFWriter::write(const std::string& path) const {
     }
     pos = t.offset + t.nbytes;
   }
-  if (std::fflush(f.get()) != 0) throw Error(path + ": write failed: " + std::strerror(errno));
+  if (std::fflush(f.get()) != 0) throw Error(sys_error(path, "write failed"));
   FILE* raw = f.release();
-  if (std::fclose(raw) != 0) throw Error(path + ": close failed: " + std::strerror(errno));
+  if (std::fclose(raw) != 0) throw Error(sys_error(path, "close failed"));
 }
 
 }  // namespace db

@@ -5,18 +5,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
-
 #include "util/error.h"
 
 namespace db {
 
 namespace {
-
-[[noreturn]] void fail_errno(const std::string& path, const char* what, int err) {
-  throw Error(path + ": " + what + ": " + std::strerror(err));
-}
 
 // Closes the descriptor on every path out of open().
 struct FdCloser {
@@ -30,11 +23,11 @@ struct FdCloser {
 
 std::unique_ptr<MappedFile> MappedFile::open(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail_errno(path, "cannot open file", errno);
+  if (fd < 0) throw Error(sys_error(path, "cannot open file"));
   FdCloser closer{fd};
 
   struct stat st {};
-  if (::fstat(fd, &st) != 0) fail_errno(path, "cannot stat file", errno);
+  if (::fstat(fd, &st) != 0) throw Error(sys_error(path, "cannot stat file"));
   if (S_ISDIR(st.st_mode)) throw Error(path + ": cannot map file: expected a regular file, got a directory");
   if (!S_ISREG(st.st_mode)) throw Error(path + ": cannot map file: expected a regular file, got a special file");
 
@@ -44,7 +37,7 @@ std::unique_ptr<MappedFile> MappedFile::open(const std::string& path) {
   if (m->size_ == 0) return m;  // mmap rejects length 0; an empty file maps to no bytes
 
   void* p = ::mmap(nullptr, m->size_, PROT_READ, MAP_PRIVATE, fd, 0);
-  if (p == MAP_FAILED) fail_errno(path, "cannot mmap file", errno);
+  if (p == MAP_FAILED) throw Error(sys_error(path, "cannot mmap file"));
   m->data_ = static_cast<const uint8_t*>(p);
   return m;
 }

@@ -5,7 +5,7 @@
 #include <condition_variable>
 #include <mutex>
 
-#include "runner/model_bundle.h"
+#include "bundle/model_bundle.h"
 #include "tokenizer/tokenizer.h"
 
 namespace db::bench {

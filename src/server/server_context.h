@@ -1,8 +1,8 @@
 // What the request handlers share: the engine and model, the settings, metrics,
 // the live-request tracker and the worker queue that prepares prompts.
 #pragma once
+#include "bundle/model_bundle.h"
 #include "engine/engine.h"
-#include "runner/model_bundle.h"
 #include "server/request_tracker.h"
 #include "server/serve_config.h"
 #include "server/server_metrics.h"

@@ -5,6 +5,7 @@
 //    with file:line so that it never crashes a server;
 //  - std::optional / status returns for "does not fit right now".
 #pragma once
+#include <cerrno>
 #include <stdexcept>
 #include <string>
 
@@ -16,6 +17,10 @@ class Error : public std::runtime_error {
 };
 
 [[noreturn]] void throw_check_failure(const char* cond, const char* file, int line, const std::string& msg);
+
+// The message for a failed system call on `path`: "<path>: <what>: <strerror(err)>".
+// `err` is the call's errno; read it before anything else can overwrite it.
+std::string sys_error(const std::string& path, const char* what, int err = errno);
 
 }  // namespace db
 

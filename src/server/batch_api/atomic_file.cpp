@@ -5,41 +5,21 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "util/error.h"
+#include "util/fd_write.h"
 
 namespace db::server {
-
-namespace {
-
-std::string sys_error(const std::string& path, const char* what) {
-  return path + ": " + what + ": " + std::strerror(errno);
-}
-
-void write_all(int fd, const std::string& data, const std::string& path) {
-  size_t off = 0;
-  while (off < data.size()) {
-    const ssize_t n = ::write(fd, data.data() + off, data.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw Error(sys_error(path, "write failed"));
-    }
-    off += static_cast<size_t>(n);
-  }
-}
-
-}  // namespace
 
 void sync_directory(const std::string& dir) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) throw Error(sys_error(dir, "cannot open the directory to sync it"));
-  const int rc = ::fsync(fd);
+  const int err = ::fsync(fd) != 0 ? errno : 0;
   ::close(fd);
-  if (rc != 0) throw Error(sys_error(dir, "fsync of the directory failed"));
+  if (err != 0) throw Error(sys_error(dir, "fsync of the directory failed", err));
 }
 
 void write_file_atomic(const std::string& path, const std::string& data) {

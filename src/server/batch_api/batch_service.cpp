@@ -4,8 +4,6 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 
 #include "api/api_error.h"
@@ -29,7 +27,7 @@ class DataDirLock {
   explicit DataDirLock(const std::string& data_dir) {
     const std::string path = (fs::path(data_dir) / "lock").string();
     fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw Error(path + ": cannot open the data directory lock: " + std::strerror(errno));
+    if (fd_ < 0) throw Error(sys_error(path, "cannot open the data directory lock"));
     if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
       ::close(fd_);
       throw Error(data_dir + ": another server is using this data directory");

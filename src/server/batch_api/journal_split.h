@@ -14,8 +14,9 @@ struct SplitJournal {
   int64_t failed = 0;     // lines in `errors`
 };
 
-// Reads the complete lines of the journal at `path` (a missing file is empty; a
-// torn last line is left out). Throws db::Error naming a line that is not a record.
+// Reads the complete records of the journal at `path` with batch::read_journal()
+// (a missing file is empty; a torn last line is left out). Throws db::Error naming
+// a line that is not a record.
 SplitJournal split_journal(const std::string& path);
 
 }  // namespace db::server

@@ -10,8 +10,8 @@
 
 #include "batch/batch_job.h"
 #include "batch_test_util.h"
+#include "bundle/model_bundle.h"
 #include "engine/engine.h"
-#include "runner/model_bundle.h"
 
 namespace db::test {
 namespace {

@@ -7,10 +7,10 @@
 #include <mutex>
 #include <regex>
 
+#include "bundle/model_bundle.h"
 #include "cli_test_util.h"
 #include "default_model.h"
 #include "engine/engine.h"
-#include "runner/model_bundle.h"
 
 namespace db::test {
 namespace {

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "bundle/model_bundle.h"
 #include "default_model.h"
 #include "engine/engine.h"
-#include "runner/model_bundle.h"
 
 namespace db::test {
 

@@ -7,10 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bundle/model_bundle.h"
 #include "cli_test_util.h"
 #include "default_model.h"
 #include "offline_bench/bench_runner.h"
-#include "runner/model_bundle.h"
 
 namespace db::bench {
 namespace {

@@ -15,10 +15,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bundle/model_bundle.h"
 #include "default_model.h"
 #include "io/gguf.h"
 #include "engine/engine.h"
-#include "runner/model_bundle.h"
 
 namespace db {
 namespace {

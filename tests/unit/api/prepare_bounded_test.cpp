@@ -7,8 +7,8 @@
 
 #include "api/api_error.h"
 #include "api/request_body.h"
+#include "bundle/model_bundle.h"
 #include "default_model.h"
-#include "runner/model_bundle.h"
 #include "tokenizer/tokenizer.h"
 
 namespace db::api {

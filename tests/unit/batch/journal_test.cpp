@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "batch/batch_record.h"
 #include "batch/journal.h"
@@ -41,6 +43,101 @@ class JournalTest : public ::testing::Test {
 };
 
 std::string ok(const std::string& id) { return success_record(id, {{"object", "text_completion"}}); }
+
+// A JournalRecord with its own copy of the line.
+struct Record {
+  size_t line_no;
+  std::string text, custom_id, error_code;
+  bool is_error;
+};
+
+struct ReadBack {
+  std::vector<Record> records;
+  JournalScan scan;
+};
+
+ReadBack read_back(const std::string& path) {
+  ReadBack out;
+  out.scan = read_journal(path, [&](const JournalRecord& r) {
+    out.records.push_back({r.line_no, std::string(r.text), r.custom_id, r.error_code, r.is_error});
+  });
+  return out;
+}
+
+TEST_F(JournalTest, ReaderMissingAndEmptyFilesHaveNoRecords) {
+  ReadBack b = read_back(path_);
+  EXPECT_TRUE(b.records.empty());
+  EXPECT_EQ(b.scan.records, 0u);
+  EXPECT_FALSE(fs::exists(path_));
+  write_file("");
+  b = read_back(path_);
+  EXPECT_TRUE(b.records.empty());
+  EXPECT_EQ(b.scan.complete_bytes, 0u);
+  EXPECT_EQ(b.scan.torn_bytes, 0u);
+}
+
+TEST_F(JournalTest, ReaderYieldsRecordsInOrder) {
+  const std::string a = ok("a");
+  const std::string b = error_record(std::string("b"), "invalid_url", "bad");
+  const std::string c = error_record(std::nullopt, "invalid_json", "line 4: not valid JSON");
+  const std::string text = a + "\n\n" + b + "\n" + c + "\n";
+  write_file(text);
+  const ReadBack r = read_back(path_);
+  ASSERT_EQ(r.records.size(), 3u);
+  EXPECT_EQ(r.scan.records, 3u);
+  EXPECT_EQ(r.scan.complete_bytes, text.size());
+  EXPECT_EQ(r.scan.torn_bytes, 0u);
+
+  EXPECT_EQ(r.records[0].line_no, 1u);
+  EXPECT_EQ(r.records[0].text, a);
+  EXPECT_EQ(r.records[0].custom_id, "a");
+  EXPECT_FALSE(r.records[0].is_error);
+  EXPECT_EQ(r.records[0].error_code, "");
+
+  EXPECT_EQ(r.records[1].line_no, 3u);  // the blank line 2 is skipped but counted
+  EXPECT_EQ(r.records[1].text, b);
+  EXPECT_EQ(r.records[1].custom_id, "b");
+  EXPECT_TRUE(r.records[1].is_error);
+  EXPECT_EQ(r.records[1].error_code, "invalid_url");
+
+  EXPECT_EQ(r.records[2].line_no, 4u);
+  EXPECT_EQ(r.records[2].custom_id, "");
+  EXPECT_TRUE(r.records[2].is_error);
+  EXPECT_EQ(r.records[2].error_code, "invalid_json");
+}
+
+TEST_F(JournalTest, ReaderLeavesTornLastLineOutAndTheFileAlone) {
+  const std::string good = ok("a") + "\n" + ok("b") + "\n";
+  for (const std::string& torn : {ok("c").substr(0, 25), ok("c"), std::string("{")}) {
+    write_file(good + torn);
+    const ReadBack r = read_back(path_);
+    ASSERT_EQ(r.records.size(), 2u) << torn;
+    EXPECT_EQ(r.records[1].custom_id, "b");
+    EXPECT_EQ(r.scan.complete_bytes, good.size());
+    EXPECT_EQ(r.scan.torn_bytes, torn.size());
+    EXPECT_EQ(read_file(), good + torn);
+  }
+  write_file(ok("c").substr(0, 10));  // a torn first and only line
+  const ReadBack r = read_back(path_);
+  EXPECT_TRUE(r.records.empty());
+  EXPECT_EQ(r.scan.complete_bytes, 0u);
+  EXPECT_EQ(r.scan.torn_bytes, 10u);
+}
+
+TEST_F(JournalTest, ReaderRefusesLinesThatAreNotRecords) {
+  for (const std::string& bad : {std::string("not json"), std::string(R"([1, 2])"),
+                                 std::string(R"({"custom_id": "a"})"), std::string(R"({"error": null})")}) {
+    write_file(ok("a") + "\n" + bad + "\n");
+    try {
+      read_back(path_);
+      FAIL() << "no error for " << bad;
+    } catch (const JournalFormatError& e) {
+      EXPECT_NE(std::string(e.what()).find(path_ + " line 2"), std::string::npos) << e.what();
+    }
+  }
+  write_file(ok("a") + "\nnot json");  // a torn last line is not checked
+  EXPECT_EQ(read_back(path_).records.size(), 1u);
+}
 
 TEST_F(JournalTest, MissingFileIsEmpty) {
   const JournalState s = recover_journal(path_);

@@ -8,9 +8,9 @@
 #include <mutex>
 #include <string>
 
+#include "bundle/model_bundle.h"
 #include "engine/engine.h"
 #include "http/responder.h"
-#include "runner/model_bundle.h"
 #include "scratch_dir.h"
 
 namespace db::test {

@@ -13,9 +13,9 @@
 #include "batch/batch_job.h"
 #include "batch/journal.h"
 #include "batch_api_test_util.h"
+#include "bundle/model_bundle.h"
 #include "default_model.h"
 #include "engine/engine.h"
-#include "runner/model_bundle.h"
 
 namespace db::batch {
 namespace {

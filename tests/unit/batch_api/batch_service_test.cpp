@@ -14,9 +14,9 @@
 
 #include "batch/batch_job.h"
 #include "batch_api_test_util.h"
+#include "bundle/model_bundle.h"
 #include "default_model.h"
 #include "engine/engine.h"
-#include "runner/model_bundle.h"
 #include "server/batch_api/atomic_file.h"
 #include "server/batch_api/batch_service.h"
 #include "server/batch_api/batch_store.h"

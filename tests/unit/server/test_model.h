@@ -6,8 +6,8 @@
 #include <memory>
 #include <string>
 
+#include "bundle/model_bundle.h"
 #include "default_model.h"
-#include "runner/model_bundle.h"
 
 namespace db::server::testing {
 

@@ -1,4 +1,4 @@
-#include "runner/model_bundle.h"
+#include "bundle/model_bundle.h"
 
 #include <filesystem>
 #include <fstream>

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "chat/chat_message.h"
 #include "model/model.h"
 #include "tokenizer/tokenizer.h"
 
@@ -15,11 +16,6 @@ namespace db {
 namespace chat {
 class ChatTemplate;
 }
-
-struct ChatMessage {
-  std::string role;     // "system", "user" or "assistant"
-  std::string content;  // message text
-};
 
 class ModelBundle {
  public:
