@@ -18,7 +18,7 @@ ctest --test-dir build --output-on-failure -j"$jobs" --timeout 900
 
 echo "[test] sanitizer build (ASan + UBSan)"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDB_SANITIZE=ON >/dev/null
-ninja -C build-asan -j"$jobs"
+ninja -C build-asan -j"$jobs" sanitizer_suite  # only what the unit|asan tests run
 echo "[test] unit tests and the server bad-input test under ASan + UBSan"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs" -L "unit|asan" --timeout 900
