@@ -77,6 +77,7 @@ int run_chat(const ChatOptions& o) {
   if (!bundle->has_chat_template()) throw db::Error(o.model.model + ": the model has no chat template");
   const SamplingParams params = to_sampling_params(o.sampling);
   Engine engine(*bundle, make_engine_config(o.model, o.engine));
+  std::fprintf(stderr, "[deepbatch] %s\n", engine.kv_cache_summary().c_str());
 
   std::vector<ChatMessage> history;
   if (!o.system.empty()) history.push_back({"system", o.system});

@@ -82,6 +82,7 @@ int run_generate(const GenerateOptions& o) {
     reqs.push_back(std::move(r));
   }
   Engine engine(*bundle, make_engine_config(o.model, o.engine));
+  if (!o.quiet) std::fprintf(stderr, "[deepbatch] %s\n", engine.kv_cache_summary().c_str());
   const bool stream = reqs.size() == 1 && !o.quiet;
   if (stream && !o.chat) {
     std::fputs(o.prompts[0].c_str(), stdout);

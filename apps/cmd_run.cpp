@@ -46,6 +46,7 @@ int run_batch(const RunOptions& o) {
   job.progress_out = o.no_progress ? nullptr : stderr;
   job.progress_tty = ::isatty(STDERR_FILENO) != 0;
   Engine engine(*bundle, cfg);
+  if (!o.no_progress) std::fprintf(stderr, "[deepbatch] %s\n", engine.kv_cache_summary().c_str());
   const batch::BatchSummary summary = batch::run_batch_job(engine, *bundle, job);
   std::fputs(batch::format_summary(summary, o.output).c_str(), stderr);
   return 0;

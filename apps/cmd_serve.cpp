@@ -42,6 +42,7 @@ int run_serve(ServeOptions o) {
   if (o.no_batch_api) o.serve.data_dir.clear();
   else if (o.serve.data_dir.empty()) o.serve.data_dir = server::default_data_dir();
   Engine engine(*bundle, cfg);
+  std::fprintf(stderr, "deepbatch serve: %s\n", engine.kv_cache_summary().c_str());
   server::ServerApp app(engine, *bundle, o.serve);
   app.start();
   if (!o.serve.data_dir.empty())

@@ -74,7 +74,8 @@ void run(benchmark::State& state, const std::vector<Problem>& problems, IsaLevel
   for (const Problem& p : problems) {
     qs.push_back({p.q.data(), p.layout.heads, static_cast<int>(p.tables.size()), p.query_start.data(),
                   p.positions.data(), p.tables.data(), kBlock, 1.0f / std::sqrt(float(p.layout.head_dim))});
-    kv.push_back({p.k.data(), p.v.data(), DType::F16, p.num_slots, p.layout.kv_heads, p.layout.head_dim});
+    kv.push_back(db::kernels::PagedKVLayer::key_value(p.k.data(), p.v.data(), DType::F16, p.num_slots,
+                                                      p.layout.kv_heads, p.layout.head_dim));
   }
   std::vector<float> out(problems[0].q.size());
   db::kernels::AttentionWorkspace ws;

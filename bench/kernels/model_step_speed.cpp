@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -68,7 +69,7 @@ Result run_once(db::Model& model, db::ThreadPool& pool, const Options& o) {
   const int bs = 16;
   const int max_len = o.prompt + o.decode + 1;
   const int blocks_per_seq = (max_len + bs - 1) / bs;
-  auto kv = model.make_kv_store(int64_t{blocks_per_seq} * o.batch, bs);
+  auto kv = std::make_unique<db::KVStore>(model.kv_cache_shape(), int64_t{blocks_per_seq} * o.batch, bs);
   const int64_t vocab = model.config().vocab;
 
   db::AttentionMetadata attn;

@@ -238,4 +238,6 @@ EngineStats Engine::stats() const {
 
 const EngineConfig& Engine::config() const { return impl_->cfg; }
 
+const std::string& Engine::kv_cache_summary() const { return impl_->core.kv_summary(); }  // immutable after start
+
 }  // namespace db

@@ -84,6 +84,8 @@ class Engine {
   void wait_idle();
   EngineStats stats() const;
   const EngineConfig& config() const;
+  // One line on the KV pool: layout, dtype, bytes per token, tokens per GiB, blocks.
+  const std::string& kv_cache_summary() const;
 
  private:
   struct Impl;

@@ -1,11 +1,11 @@
 #include "engine/engine_core.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <set>
 #include <string>
 
 #include "engine/memory_info.h"
-#include "kvcache/kv_cache_spec.h"
 #include "sched/budget_split.h"
 #include "util/error.h"
 
@@ -29,6 +29,22 @@ void check_config(const EngineConfig& c) {
 
 }  // namespace
 
+KVCacheSpec engine_kv_cache_spec(const Model& model, const EngineConfig& cfg) {
+  return KVCacheSpec{model.kv_cache_shape(), cfg.block_size, cfg.kv_dtype};
+}
+
+std::string describe_kv_pool(const KVCacheSpec& spec, int32_t num_blocks) {
+  const size_t per_token = spec.bytes_per_token();
+  const int64_t tokens = int64_t{num_blocks} * spec.block_size;
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "KV cache: %s, %s, %zu bytes/token, %zu tokens/GiB; %d blocks of %d tokens = %lld tokens, %.1f MiB",
+                spec.shape.describe().c_str(), dtype_name(spec.dtype).c_str(), per_token, (size_t{1} << 30) / per_token,
+                num_blocks, spec.block_size, static_cast<long long>(tokens),
+                static_cast<double>(tokens) * static_cast<double>(per_token) / (1 << 20));
+  return line;
+}
+
 int32_t engine_num_kv_blocks(const Model& model, const EngineConfig& cfg) {
   int64_t budget = cfg.kv_cache_memory;
   if (budget == 0) {
@@ -36,11 +52,7 @@ int32_t engine_num_kv_blocks(const Model& model, const EngineConfig& cfg) {
     if (!avail) throw Error("kv_cache_memory: the available memory cannot be read here; set the KV cache size explicitly");
     budget = static_cast<int64_t>(static_cast<double>(*avail) * cfg.kv_cache_fraction);
   }
-  KVCacheSpec spec;
-  spec.block_size = cfg.block_size;
-  spec.bytes_per_block = model.kv_block_nbytes(cfg.block_size, cfg.kv_dtype);
-  spec.kind = "model";
-  return num_blocks_for_budget(spec, static_cast<size_t>(budget));
+  return num_blocks_for_budget(engine_kv_cache_spec(model, cfg), static_cast<size_t>(budget));
 }
 
 EngineCore::EngineCore(Model& model, const Tokenizer& tokenizer, const EngineConfig& cfg)
@@ -64,7 +76,8 @@ EngineCore::EngineCore(Model& model, const Tokenizer& tokenizer, const EngineCon
   limits_.block_size = cfg.block_size;
   limits_.num_usable_blocks = sc.num_blocks - 1;
 
-  kv_ = model.make_kv_store(sc.num_blocks, cfg.block_size, cfg.kv_dtype);
+  kv_ = std::make_unique<KVStore>(model.kv_cache_shape(), sc.num_blocks, cfg.block_size, cfg.kv_dtype);
+  kv_summary_ = describe_kv_pool(engine_kv_cache_spec(model, cfg), sc.num_blocks);
   sched_ = std::make_unique<Scheduler>(std::move(sc));
   runner_ = std::make_unique<ModelRunner>(model, *kv_, pool_);
 }

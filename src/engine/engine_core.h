@@ -4,12 +4,14 @@
 // OutputEvents for the output thread.
 #pragma once
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "engine/engine.h"
 #include "engine/output_event.h"
 #include "engine/request_validation.h"
-#include "kvcache/kv_store.h"
+#include "kvcache/kv_cache_spec.h"
+#include "model/kv_store.h"
 #include "model/model.h"
 #include "runner/model_runner.h"
 #include "sched/scheduler.h"
@@ -21,7 +23,7 @@ namespace db {
 class EngineCore {
  public:
   // Sizes the KV pool from cfg (kv_cache_memory, else kv_cache_fraction of the
-  // available memory) and model.kv_block_nbytes(). Throws db::Error for an
+  // available memory) and model.kv_cache_shape(). Throws db::Error for an
   // invalid configuration or a budget that holds fewer than 2 blocks.
   EngineCore(Model& model, const Tokenizer& tokenizer, const EngineConfig& cfg);
 
@@ -42,6 +44,8 @@ class EngineCore {
   void step(std::vector<OutputEvent>& events);
 
   EngineStats stats() const;
+  // One line on the KV pool (describe_kv_pool), for start-up logs.
+  const std::string& kv_summary() const { return kv_summary_; }
 
  private:
   void fail_step(const SchedulerOutput& so, const std::string& error, std::vector<OutputEvent>& events);
@@ -52,9 +56,14 @@ class EngineCore {
   std::unique_ptr<Scheduler> sched_;
   std::unique_ptr<KVStore> kv_;
   std::unique_ptr<ModelRunner> runner_;
+  std::string kv_summary_;
 };
 
+// The model's KV cache shape in the configured dtype and block size.
+KVCacheSpec engine_kv_cache_spec(const Model& model, const EngineConfig& cfg);
 // The KV pool size for a configuration: blocks (null block included).
 int32_t engine_num_kv_blocks(const Model& model, const EngineConfig& cfg);
+// "KV cache: KeyValue, 30 layers x K 192 + V 192, F16, 23040 bytes/token, 46603 tokens/GiB; 182 blocks ..."
+std::string describe_kv_pool(const KVCacheSpec& spec, int32_t num_blocks);
 
 }  // namespace db

@@ -1,4 +1,4 @@
-// Metadata of one KV cache block (the memory itself lives in KVStore).
+// Metadata of one KV cache block (the memory itself lives in KVStore, model/kv_store.h).
 #pragma once
 #include <cstdint>
 #include <optional>

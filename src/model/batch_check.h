@@ -1,8 +1,8 @@
 // Consistency checks of one step's batch against the KV store, run before a
 // forward touches any state.
 #pragma once
-#include "kvcache/kv_store.h"
 #include "model/batch.h"
+#include "model/kv_store.h"
 
 namespace db {
 

@@ -69,21 +69,14 @@ LlamaDecoder::LlamaDecoder(std::unique_ptr<ModelSource> src, ModelConfig config,
   rope_mscale_ = rope_mscale(config_);
 }
 
-size_t LlamaDecoder::kv_block_nbytes(int block_size, DType dtype) const {
-  return KVStore::block_nbytes(config_.n_layers, config_.n_kv_heads, config_.head_dim, block_size, dtype);
-}
-
-std::unique_ptr<KVStore> LlamaDecoder::make_kv_store(int64_t num_blocks, int block_size, DType dtype) const {
-  return std::make_unique<KVStore>(config_.n_layers, config_.n_kv_heads, config_.head_dim, num_blocks, block_size,
-                                   dtype);
+KVCacheShape LlamaDecoder::kv_cache_shape() const {
+  return KVCacheShape::key_value(config_.n_layers, config_.n_kv_heads, config_.head_dim);
 }
 
 void LlamaDecoder::check_kv_store(const KVStore& kv) const {
-  if (kv.n_layers() != config_.n_layers || kv.n_kv_heads() != config_.n_kv_heads || kv.head_dim() != config_.head_dim)
-    throw Error("KV store shaped for " + std::to_string(kv.n_layers()) + " layers x " +
-                std::to_string(kv.n_kv_heads()) + " kv heads x " + std::to_string(kv.head_dim()) +
-                " dims, model needs " + std::to_string(config_.n_layers) + " x " + std::to_string(config_.n_kv_heads) +
-                " x " + std::to_string(config_.head_dim));
+  const KVCacheShape want = kv_cache_shape();
+  if (kv.shape() != want)
+    throw Error("KV store shaped for " + kv.shape().describe() + ", model needs " + want.describe());
 }
 
 void LlamaDecoder::reserve(int64_t n, int64_t n_logits) {
@@ -143,13 +136,14 @@ void LlamaDecoder::attention_block(int layer, const Batch& batch, const Attentio
   });
 
   // Rows go to distinct slots (check_batch verified the mapping), so the threads split them.
-  const kernels::PagedKVLayerOut kv_out{kv.k_layer(layer), kv.v_layer(layer), kv.dtype(), kv.num_slots(), kv_dim};
+  const auto kv_out =
+      kernels::PagedKVLayerOut::key_value(kv.k_layer(layer), kv.v_layer(layer), kv.dtype(), kv.num_slots(), kv_dim);
   pool.parallel_for(n, [&](int64_t begin, int64_t end) {
     kernels::write_kv_rows(s_.k.data() + begin * kv_dim, s_.v.data() + begin * kv_dim, kv_dim, end - begin,
                            attn.slot_mapping.data() + begin, kv_out);
   });
-  const kernels::PagedKVLayer layer_kv{kv.k_layer(layer), kv.v_layer(layer),  kv.dtype(),
-                                       kv.num_slots(),    config_.n_kv_heads, config_.head_dim};
+  const auto layer_kv = kernels::PagedKVLayer::key_value(kv.k_layer(layer), kv.v_layer(layer), kv.dtype(),
+                                                         kv.num_slots(), config_.n_kv_heads, config_.head_dim);
   const kernels::AttentionQueries queries{s_.q.data(),
                                           config_.n_heads,
                                           batch.num_seqs(),

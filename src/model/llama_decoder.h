@@ -20,8 +20,8 @@ class LlamaDecoder : public Model {
   LlamaDecoder(std::unique_ptr<ModelSource> src, ModelConfig config, ThreadPool* load_pool = nullptr);
 
   const ModelConfig& config() const override { return config_; }
-  size_t kv_block_nbytes(int block_size, DType dtype) const override;
-  std::unique_ptr<KVStore> make_kv_store(int64_t num_blocks, int block_size, DType dtype) const override;
+  // KeyValue: K and V of n_kv_heads * head_dim each.
+  KVCacheShape kv_cache_shape() const override;
   void forward(const Batch& batch, const AttentionMetadata& attn, KVStore& kv, ThreadPool& pool,
                std::vector<float>& logits) override;
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "kvcache/kv_store.h"
 #include "model/batch.h"
 #include "model/config.h"
+#include "model/kv_store.h"
 #include "util/thread_pool.h"
 
 namespace db {
@@ -20,11 +20,10 @@ class Model {
 
   virtual const ModelConfig& config() const = 0;
 
-  // Bytes one KV block of `block_size` positions takes over all layers.
-  virtual size_t kv_block_nbytes(int block_size, DType dtype) const = 0;
-  // A KV store shaped for this model.
-  virtual std::unique_ptr<KVStore> make_kv_store(int64_t num_blocks, int block_size,
-                                                 DType dtype = DType::F16) const = 0;
+  // What this model caches per token and layer. Its KV stores are built from it
+  // (KVStore(kv_cache_shape(), num_blocks, block_size, dtype)), and its pool is
+  // sized from it (KVCacheSpec); forward() rejects a store of another shape.
+  virtual KVCacheShape kv_cache_shape() const = 0;
 
   // Runs one step over a flat varlen batch: writes the new tokens' K/V to the
   // slots in `attn.slot_mapping`, attends through the block tables, and returns

@@ -11,7 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "kvcache/kv_store.h"
+#include "model/kv_store.h"
 #include "model/model.h"
 #include "sample/sampler.h"
 #include "sched/scheduler_output.h"

@@ -19,13 +19,16 @@ void prefetch_kv_chunk(const AttentionQueries& qs, const PagedKVLayer& kv, const
                        int n_heads, int32_t first, int n) {
   int64_t slots[kKeysPerChunk];
   chunk_slots(table, qs.block_size, first, n, slots);
-  const int64_t head_bytes = int64_t{kv.head_dim} * static_cast<int64_t>(block_bytes(kv.dtype));
+  const auto elem = static_cast<int64_t>(block_bytes(kv.dtype));
+  const bool values_in_keys = kv.values_in_keys();  // their lines are the keys' lines
   for (int r = 0; r < n; ++r) {
-    const int64_t offset = kv_cache_row(slots[r], kv.n_kv_heads, h0) * head_bytes;
-    for (int64_t b = 0; b < n_heads * head_bytes; b += 64) {
-      __builtin_prefetch(static_cast<const char*>(kv.k) + offset + b, 0, 3);
-      __builtin_prefetch(static_cast<const char*>(kv.v) + offset + b, 0, 3);
-    }
+    const char* k =
+        static_cast<const char*>(kv.k) + kv_cache_offset(slots[r], kv.k_row_stride, h0, kv.k_head_dim) * elem;
+    for (int64_t b = 0; b < int64_t{n_heads} * kv.k_head_dim * elem; b += 64) __builtin_prefetch(k + b, 0, 3);
+    if (values_in_keys) continue;
+    const char* v =
+        static_cast<const char*>(kv.v) + kv_cache_offset(slots[r], kv.v_row_stride, h0, kv.v_head_dim) * elem;
+    for (int64_t b = 0; b < int64_t{n_heads} * kv.v_head_dim * elem; b += 64) __builtin_prefetch(v + b, 0, 3);
   }
 }
 
@@ -35,14 +38,14 @@ void attention_tile_by_query(const AttentionOps& ops, const AttentionTile& tile)
   const AttentionQueries& qs = *tile.qs;
   const PagedKVLayer& kv = *tile.kv;
   const AttentionWorkspace::Item& it = tile.item;
-  const int d = kv.head_dim;
+  const int dk = kv.k_head_dim, d = kv.v_head_dim;
   const int group = qs.n_heads / kv.n_kv_heads;
   const int n_q = (it.row_end - it.row_begin) * group;  // per kv head
   const int per_row = (it.kv_end - it.kv_begin) * group;
   const std::vector<int32_t>& table = qs.block_tables[it.seq];
-  // Scratch: keys and values of one chunk [16][d], its scores, per query acc [d] and softmax state.
+  // Scratch: keys [16][dk] and values [16][d] of one chunk, its scores, per query acc [d] and softmax state.
   float* keys = tile.scratch;
-  float* values = keys + kKeysPerChunk * d;
+  float* values = keys + kKeysPerChunk * dk;
   float* scores = values + kKeysPerChunk * d;
   float* acc = scores + kKeysPerChunk;
   float* max = acc + static_cast<int64_t>(n_q) * d;  // OnlineSoftmax::m per query
@@ -57,16 +60,16 @@ void attention_tile_by_query(const AttentionOps& ops, const AttentionTile& tile)
     for (int32_t first_pos = it.span_begin; first_pos <= last; first_pos += kKeysPerChunk) {
       const int n_keys = std::min(kKeysPerChunk, last + 1 - first_pos);
       chunk_slots(table, qs.block_size, first_pos, n_keys, slots);
-      ops.load_rows(kv.k, kv.dtype, slots, n_keys, kv.n_kv_heads, kv_head, d, keys);
-      ops.load_rows(kv.v, kv.dtype, slots, n_keys, kv.n_kv_heads, kv_head, d, values);
+      ops.load_rows(kv.k, kv.dtype, slots, n_keys, kv.k_row_stride, kv_head, dk, keys);
+      ops.load_rows(kv.v, kv.dtype, slots, n_keys, kv.v_row_stride, kv_head, d, values);
       for (int32_t t = it.row_begin; t < it.row_end; ++t) {
         const int valid = std::min(n_keys, qs.positions[t] + 1 - first_pos);
         if (valid <= 0) continue;
         for (int g = 0; g < group; ++g) {
           const int h = kv_head * group + g;
-          const float* q = qs.q + (static_cast<int64_t>(t) * qs.n_heads + h) * d;
+          const float* q = qs.q + (static_cast<int64_t>(t) * qs.n_heads + h) * dk;
           const int qi = (t - it.row_begin) * group + g;
-          ops.scores(q, keys, valid, d, qs.scale, scores);
+          ops.scores(q, keys, valid, dk, qs.scale, scores);
           OnlineSoftmax state{max[qi], sum[qi]};
           const float correction = ops.softmax_update(state, scores, valid);
           max[qi] = state.m, sum[qi] = state.l;
@@ -95,6 +98,12 @@ void validate(const AttentionQueries& qs, const PagedKVLayer& kv) {
   if (qs.n_heads <= 0 || kv.n_kv_heads <= 0 || qs.n_heads % kv.n_kv_heads != 0)
     throw Error("attention: " + std::to_string(qs.n_heads) + " query heads cannot share " +
                 std::to_string(kv.n_kv_heads) + " kv heads");
+  if (kv.k_head_dim <= 0 || kv.v_head_dim <= 0 ||
+      kv.k_row_stride < int64_t{kv.n_kv_heads} * kv.k_head_dim ||
+      kv.v_row_stride < int64_t{kv.n_kv_heads} * kv.v_head_dim)
+    throw Error("attention: kv head widths " + std::to_string(kv.k_head_dim) + " / " +
+                std::to_string(kv.v_head_dim) + " do not fit rows of " + std::to_string(kv.k_row_stride) + " / " +
+                std::to_string(kv.v_row_stride) + " elements for " + std::to_string(kv.n_kv_heads) + " kv heads");
   if (qs.block_size <= 0) throw Error("attention: block size must be positive");
   const int64_t num_blocks = kv.num_slots / qs.block_size;
   for (int s = 0; s < qs.n_seqs; ++s) {
@@ -205,7 +214,7 @@ struct Run {
 // One item: all its spans in turn (merged in the thread's records), or one span
 // of a split, the split's last span to finish merging them all.
 void run_item(const Run& r, const AttentionWorkspace::Item& item, float* scratch, AttentionWorkspace::Thread& buf) {
-  const int d = r.kv.head_dim;
+  const int d = r.kv.v_head_dim;
   const int64_t set = item_queries(item, r.group) * span_record_floats(d);
   if (item.split < 0) {
     float* run = buf.partials.data();
@@ -237,7 +246,7 @@ void paged_attention_isa(IsaLevel level, const AttentionQueries& qs, const Paged
   const int group = qs.n_heads / kv.n_kv_heads;
   const int heads_per_item = build_items(qs, kv, ws, pool.size());
   if (ws.items.empty()) return;
-  split_spans(ws, pool.size(), group, kv.head_dim);
+  split_spans(ws, pool.size(), group, kv.v_head_dim);
   // Heaviest first, by powers of two so that items of similar cost (such as a
   // batch of decode rows) keep their order, which follows the cache.
   std::sort(ws.items.begin(), ws.items.end(), [](const auto& x, const auto& y) {
@@ -246,9 +255,10 @@ void paged_attention_isa(IsaLevel level, const AttentionQueries& qs, const Paged
   });
 
   const size_t scratch =
-      tile_scratch_floats(kRowsPerTile, heads_per_item, group, kv.head_dim) + 16;  // + room to align to 64 bytes
+      tile_scratch_floats(kRowsPerTile, heads_per_item, group, kv.k_head_dim, kv.v_head_dim) +
+      16;  // + room to align to 64 bytes
   const size_t index = 2 * static_cast<size_t>(kRowsPerTile) * static_cast<size_t>(heads_per_item * group);
-  const size_t records = index * static_cast<size_t>(span_record_floats(kv.head_dim));  // two record sets
+  const size_t records = index * static_cast<size_t>(span_record_floats(kv.v_head_dim));  // two record sets
   ws.threads.resize(static_cast<size_t>(pool.size()));
   for (auto& t : ws.threads) {  // grow only: no allocation once warmed up
     if (t.scratch.size() < scratch) t.scratch.resize(scratch);

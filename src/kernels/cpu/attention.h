@@ -27,26 +27,50 @@
 
 namespace db::kernels {
 
-// One layer's K and V arrays: [num_slots][n_kv_heads][head_dim] elements of dtype.
+// One layer's K and V arrays, elements of dtype. Kv head h of slot s starts at
+// element s * k_row_stride + h * k_head_dim of k (its k_head_dim keys) and at
+// s * v_row_stride + h * v_head_dim of v (its v_head_dim values).
+//  - key_value(): separate arrays [num_slots][n_kv_heads][head_dim], equal widths.
+//  - latent(): MLA's weight-absorbed form: one kv head whose value is the first
+//    v_head_dim elements of its key row (v aliases k, same stride).
+// Any other combination of widths and strides is allowed too (each row_stride
+// at least n_kv_heads times its head width).
 struct PagedKVLayer {
   const void* k;
   const void* v;
   DType dtype;        // F32, F16 or BF16
-  int64_t num_slots;  // rows in each array
+  int64_t num_slots;  // rows (slots) in each array
   int n_kv_heads;
-  int head_dim;
+  int k_head_dim;        // key width: also the queries' width
+  int v_head_dim;        // value width: also the output's width
+  int64_t k_row_stride;  // elements from one slot's K row to the next
+  int64_t v_row_stride;  // likewise for V
+
+  static PagedKVLayer key_value(const void* k, const void* v, DType dtype, int64_t num_slots, int n_kv_heads,
+                                int head_dim) {
+    const int64_t row = int64_t{n_kv_heads} * head_dim;
+    return {k, v, dtype, num_slots, n_kv_heads, head_dim, head_dim, row, row};
+  }
+  static PagedKVLayer latent(const void* kv, DType dtype, int64_t num_slots, int k_head_dim, int v_head_dim) {
+    return {kv, kv, dtype, num_slots, 1, k_head_dim, v_head_dim, k_head_dim, k_head_dim};
+  }
+  // Whether every V row is a prefix of the K row of the same slot and head (the latent layout).
+  bool values_in_keys() const {
+    return v == k && v_row_stride == k_row_stride && v_head_dim <= k_head_dim &&
+           (n_kv_heads == 1 || v_head_dim == k_head_dim);
+  }
 };
 
 // The queries of one step and where each sequence's keys live.
 struct AttentionQueries {
-  const float* q;  // [n_tokens][n_heads][head_dim]
+  const float* q;  // [n_tokens][n_heads][k_head_dim]
   int n_heads;     // a multiple of the layer's n_kv_heads
   int n_seqs;
   const int32_t* query_start;                // n_seqs + 1 offsets into the query rows
   const int32_t* positions;                  // per query row: its position in its sequence
   const std::vector<int32_t>* block_tables;  // n_seqs block tables
   int block_size;                            // positions per KV block
-  float scale;                               // multiplies q.k (usually 1/sqrt(head_dim))
+  float scale;                               // multiplies q.k
 };
 
 // Scratch reused across calls (per-thread buffers, work list); grows, never shrinks.
@@ -79,11 +103,12 @@ class AttentionWorkspace {
   size_t pending_size = 0;
 };
 
-// out: [n_tokens][n_heads][head_dim]. Work is split over (sequence, tile of
+// out: [n_tokens][n_heads][v_head_dim]. Work is split over (sequence, tile of
 // query rows, kv head or all kv heads), and over spans of keys when there are
 // too few such items for the threads, and spread dynamically over the pool's threads.
 // Throws db::Error (before any work starts) when a block table does not cover a
-// query's position or names a block outside the cache.
+// query's position or names a block outside the cache, or the layer's shape is
+// inconsistent.
 // Uses the process-wide ISA level (util/cpu_features.h).
 void paged_attention(const AttentionQueries& queries, const PagedKVLayer& kv, float* out, AttentionWorkspace& ws,
                      ThreadPool& pool);

@@ -11,14 +11,19 @@ void write_kv_rows(const float* k, const float* v, int64_t src_stride, int64_t n
                    const PagedKVLayerOut& dst) {
   if (dst.dtype != DType::F32 && dst.dtype != DType::F16 && dst.dtype != DType::BF16)
     throw Error("KV cache dtype " + dtype_name(dst.dtype) + " is not supported");
+  DB_CHECK(dst.k_row_elems >= 0 && dst.k_row_stride >= dst.k_row_elems, "KV cache K rows overlap");
+  DB_CHECK(dst.v == nullptr || (v != nullptr && dst.v_row_elems >= 0 && dst.v_row_stride >= dst.v_row_elems),
+           "KV cache V rows overlap or have no source");
   const AttentionOps& ops = attention_ops(cpu_features().level);
-  const size_t row_nbytes = static_cast<size_t>(dst.row_elems) * block_bytes(dst.dtype);
+  const auto elem = static_cast<int64_t>(block_bytes(dst.dtype));
   for (int64_t i = 0; i < n_tokens; ++i) {
     const int64_t slot = slots[i];
     DB_CHECK(slot >= 0 && slot < dst.num_slots, "slot " + std::to_string(slot) + " outside the KV cache");
-    const size_t offset = static_cast<size_t>(slot) * row_nbytes;
-    ops.store_row(k + i * src_stride, dst.row_elems, dst.dtype, static_cast<uint8_t*>(dst.k) + offset);
-    ops.store_row(v + i * src_stride, dst.row_elems, dst.dtype, static_cast<uint8_t*>(dst.v) + offset);
+    ops.store_row(k + i * src_stride, dst.k_row_elems, dst.dtype,
+                  static_cast<uint8_t*>(dst.k) + slot * dst.k_row_stride * elem);
+    if (dst.v != nullptr)
+      ops.store_row(v + i * src_stride, dst.v_row_elems, dst.dtype,
+                    static_cast<uint8_t*>(dst.v) + slot * dst.v_row_stride * elem);
   }
 }
 

@@ -11,16 +11,16 @@
 namespace db::kernels {
 namespace {
 
-// dst[r * dpad + 0..d) = kv head `head` of cache row slots[r] as f32, r <
-// n_rows: F32 rows copied, F16 and BF16 rows through convert_row(src, dtype,
-// d, out).
+// dst[r * dpad + 0..d) = kv head `head` (d wide) of cache slot slots[r] as
+// f32, r < n_rows, slots row_stride elements apart: F32 rows copied, F16 and
+// BF16 rows through convert_row(src, dtype, d, out).
 template <class ConvertRow>
 void load_rows_with(const ConvertRow& convert_row, const void* base, DType dtype, const int64_t* slots, int n_rows,
-                    int n_kv_heads, int head, int d, int dpad, float* dst) {
-  const size_t elem = block_bytes(dtype);
+                    int64_t row_stride, int head, int d, int dpad, float* dst) {
+  const auto elem = static_cast<int64_t>(block_bytes(dtype));
   const auto* bytes = static_cast<const uint8_t*>(base);
   for (int r = 0; r < n_rows; ++r) {
-    const uint8_t* src = bytes + kv_cache_row(slots[r], n_kv_heads, head) * static_cast<int64_t>(d) * elem;
+    const uint8_t* src = bytes + kv_cache_offset(slots[r], row_stride, head, d) * elem;
     float* out = dst + static_cast<int64_t>(r) * dpad;
     if (dtype == DType::F32)
       std::memcpy(out, src, static_cast<size_t>(d) * sizeof(float));

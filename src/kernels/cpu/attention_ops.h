@@ -28,25 +28,29 @@ struct AttentionTile {
   const AttentionQueries* qs;
   const PagedKVLayer* kv;
   AttentionWorkspace::Item item;
-  float* scratch;  // 64-byte aligned, tile_scratch_floats(rows, kv heads, group, head_dim) floats
+  float* scratch;  // 64-byte aligned, tile_scratch_floats(rows, kv heads, group, k_head_dim, v_head_dim) floats
   int32_t* index;  // 2 * rows * kv heads * group integers
-  float* records;  // span_record_floats(head_dim) per query of the item, in item order
+  float* records;  // span_record_floats(v_head_dim) per query of the item, in item order
 };
 
 // Floats past a tile's per-query arrays: up to 8 queries' 16 weights of a chunk.
 constexpr size_t kTileBlockFloats = 128;
 
 // Floats of scratch a tile of `rows` query rows, `kv_heads` kv heads with
-// `group` query heads each, head_dim d may use; every kernel's layout fits in it.
-inline size_t tile_scratch_floats(int rows, int kv_heads, int group, int d) {
-  const size_t dpad = (static_cast<size_t>(d) + 15) / 16 * 16;
+// `group` query heads each, key width dk and value width dv may use; every
+// kernel's layout fits in it: a chunk's keys twice (rows and transposed) and
+// its values, and per query its padded vector, accumulator and softmax state.
+inline size_t tile_scratch_floats(int rows, int kv_heads, int group, int dk, int dv) {
+  const size_t kpad = (static_cast<size_t>(dk) + 15) / 16 * 16, vpad = (static_cast<size_t>(dv) + 15) / 16 * 16;
   const size_t n_q = static_cast<size_t>(rows) * static_cast<size_t>(kv_heads) * static_cast<size_t>(group);
-  return 3 * kKeysPerChunk * dpad + n_q * (2 * dpad + 32) + kTileBlockFloats;
+  return kKeysPerChunk * (2 * kpad + vpad) + n_q * (kpad + vpad + 32) + kTileBlockFloats;
 }
 
-// The cache row of kv head `head` at `slot`: rows of head_dim elements,
-// slot-major (each slot holds its n_kv_heads heads in order).
-inline int64_t kv_cache_row(int64_t slot, int n_kv_heads, int head) { return slot * n_kv_heads + head; }
+// The first element of kv head `head` at `slot` in an array whose slots are
+// row_stride elements apart and whose heads are head_dim wide (PagedKVLayer).
+inline int64_t kv_cache_offset(int64_t slot, int64_t row_stride, int head, int head_dim) {
+  return slot * row_stride + int64_t{head} * head_dim;
+}
 
 // slots[r] = cache slot of position first + r (r < n) through a block table.
 inline void chunk_slots(const std::vector<int32_t>& table, int block_size, int32_t first, int n, int64_t* slots) {
@@ -67,9 +71,10 @@ void prefetch_kv_chunk(const AttentionQueries& qs, const PagedKVLayer& kv, const
 // The four per-query loops serve attention_tile_by_query(); a level with its
 // own tile kernel may leave them null.
 struct AttentionOps {
-  // dst[r][0..d) = head `head` of cache row slots[r], r < n_rows, as f32.
-  void (*load_rows)(const void* base, DType dtype, const int64_t* slots, int n_rows, int n_kv_heads, int head, int d,
-                    float* dst);
+  // dst[r][0..d) = head `head` (d elements wide) of cache slot slots[r], r < n_rows, as f32;
+  // slots are row_stride elements apart.
+  void (*load_rows)(const void* base, DType dtype, const int64_t* slots, int n_rows, int64_t row_stride, int head,
+                    int d, float* dst);
   // scores[j] = scale * dot(q, keys[j]), j < n_keys; keys are n_keys rows of d floats.
   void (*scores)(const float* q, const float* keys, int n_keys, int d, float scale, float* scores);
   // acc = acc * correction + sum_j weights[j] * values[j], j < n_keys, in index order.

@@ -8,12 +8,12 @@ namespace db::kernels {
 
 namespace {
 
-void load_rows(const void* base, DType dtype, const int64_t* slots, int n_rows, int n_kv_heads, int head, int d,
+void load_rows(const void* base, DType dtype, const int64_t* slots, int n_rows, int64_t row_stride, int head, int d,
                float* dst) {
-  const size_t elem = block_bytes(dtype);
+  const auto elem = static_cast<int64_t>(block_bytes(dtype));
   const auto* bytes = static_cast<const uint8_t*>(base);
   for (int r = 0; r < n_rows; ++r) {
-    const uint8_t* src = bytes + kv_cache_row(slots[r], n_kv_heads, head) * static_cast<int64_t>(d) * elem;
+    const uint8_t* src = bytes + kv_cache_offset(slots[r], row_stride, head, d) * elem;
     float* out = dst + static_cast<int64_t>(r) * d;
     if (dtype == DType::F32) {
       std::memcpy(out, src, static_cast<size_t>(d) * sizeof(float));

@@ -16,9 +16,9 @@ namespace db::kernels {
 
 constexpr int32_t kPositionsPerSpan = 256;  // a multiple of the 16-key chunk
 
-// Floats of one query's record: [m, l, acc[0..head_dim)], where m is the span's
-// reference maximum, l = sum of exp(score - m) and acc = sum of exp(score - m) * value
-// (unnormalised). Records of an item are ordered (row, kv head, head in group).
+// Floats of one query's record: [m, l, acc[0..head_dim)] (head_dim: the
+// layer's v_head_dim), where m is the span's reference maximum, l = sum of
+// exp(score - m) and acc = sum of exp(score - m) * value (unnormalised). Records of an item are ordered (row, kv head, head in group).
 inline int64_t span_record_floats(int head_dim) { return int64_t{head_dim} + 2; }
 
 // Queries of one record set: rows [item.row_begin, item.row_end) times the

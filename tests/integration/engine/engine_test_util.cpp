@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <memory>
 
+#include "engine/engine_core.h"
+
 namespace db::test {
 
 ModelBundle* default_bundle() {
@@ -68,7 +70,7 @@ std::vector<RequestResult> run_alone(const EngineConfig& cfg, const std::vector<
 }
 
 int64_t kv_bytes_for_blocks(const EngineConfig& cfg, int64_t blocks) {
-  return blocks * static_cast<int64_t>(default_bundle()->model().kv_block_nbytes(cfg.block_size, cfg.kv_dtype));
+  return blocks * static_cast<int64_t>(engine_kv_cache_spec(default_bundle()->model(), cfg).bytes_per_block());
 }
 
 }  // namespace db::test

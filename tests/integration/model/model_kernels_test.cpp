@@ -111,7 +111,7 @@ class PagedAttentionTest : public ::testing::TestWithParam<AttnCase> {
     q_dim_ = p_.n_heads * p_.head_dim;
     k_store_.resize(size_t(kNumBlocks) * p_.block_size * kv_dim_ * block_bytes(p_.dtype));
     v_store_.resize(k_store_.size());
-    const PagedKVLayerOut out{k_store_.data(), v_store_.data(), p_.dtype, num_slots(), kv_dim_};
+    const auto out = PagedKVLayerOut::key_value(k_store_.data(), v_store_.data(), p_.dtype, num_slots(), kv_dim_);
     const int cached[3] = {p_.cached0, 0, 0}, fresh[3] = {5, 1, 19};
     int next_block = 0;
     for (int s = 0; s < 3; ++s) {
@@ -179,7 +179,8 @@ class PagedAttentionTest : public ::testing::TestWithParam<AttnCase> {
 TEST_P(PagedAttentionTest, MatchesNaiveAttention) {
   const AttentionQueries qs{q_.data(),      p_.n_heads,    3,      query_start_.data(), positions_.data(),
                             tables_.data(), p_.block_size, scale()};
-  const PagedKVLayer layer{k_store_.data(), v_store_.data(), p_.dtype, num_slots(), p_.n_kv_heads, p_.head_dim};
+  const auto layer =
+      PagedKVLayer::key_value(k_store_.data(), v_store_.data(), p_.dtype, num_slots(), p_.n_kv_heads, p_.head_dim);
   AttentionWorkspace ws;
   for (int threads : {1, 2}) {  // one thread: work items span all kv heads; two: one kv head each
     ThreadPool pool(threads);

@@ -184,7 +184,7 @@ class BadBatchTest : public ::testing::Test {
  protected:
   void SetUp() override {
     model_ = load_model(fixture_model_path(load_fixture("llama_tiny"), "f32"));
-    kv_ = model_->make_kv_store(8, 16);
+    kv_ = std::make_unique<KVStore>(model_->kv_cache_shape(), 8, 16);
     batch_ = {{5, 6, 7}, {0, 1, 2}, {0, 3}, {2}};
     attn_.block_size = 16;
     attn_.context_lens = {3};
@@ -239,25 +239,12 @@ TEST_F(BadBatchTest, OffsetsAndLogitsIndices) {
 }
 
 TEST_F(BadBatchTest, KVStoreOfAnotherShape) {
-  kv_ = std::make_unique<KVStore>(2, 4, 16, 8, 16);
+  kv_ = std::make_unique<KVStore>(KVCacheShape::key_value(2, 4, 16), 8, 16);
   EXPECT_NE(error().find("KV store shaped for"), std::string::npos);
-}
-
-TEST(KVStoreTest, SizesRowsAndDtypes) {
-  KVStore kv(3, 2, 8, 5, 4, DType::F16);
-  EXPECT_EQ(kv.row_nbytes(), 2u * 8u * 2u);
-  EXPECT_EQ(kv.num_slots(), 20);
-  EXPECT_EQ(kv.nbytes(), 3u * 2u * 20u * 32u);
-  EXPECT_EQ(KVStore::block_nbytes(3, 2, 8, 4, DType::F16), kv.nbytes() / 5);
-  EXPECT_EQ(kv.k_row(1, 7) - kv.k_layer(1), 7 * 32);
-  EXPECT_NE(kv.k_layer(2), kv.v_layer(2));
-  EXPECT_EQ(kv.v_row(2, 19) + 32, kv.k_layer(0) + kv.nbytes());  // last row of the last V array ends the store
-  EXPECT_EQ(*kv.k_row(0, 0), 0);                                 // zeroed
-  EXPECT_THROW(kv.k_row(0, 20), Error);
-  EXPECT_THROW(kv.v_row(3, 0), Error);
-  EXPECT_THROW(KVStore(1, 1, 8, 1, 16, DType::Q8_0), Error);
-  EXPECT_THROW(KVStore(1, 1, 8, 0, 16), Error);
-  EXPECT_EQ(KVStore(1, 1, 8, 1, 16, DType::F32).row_nbytes(), 32u);
+  KVCacheShape latent = model_->kv_cache_shape();  // same widths, other layout
+  latent.layout = KVLayout::Latent;
+  kv_ = std::make_unique<KVStore>(latent, 8, 16);
+  EXPECT_NE(error().find("KV store shaped for Latent"), std::string::npos) << error();
 }
 
 }  // namespace

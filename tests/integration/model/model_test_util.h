@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "kvcache/kv_store.h"
+#include "model/kv_store.h"
 #include "model/model.h"
 #include "util/thread_pool.h"
 

@@ -64,7 +64,7 @@ class Sequences {
       for (int pos = 0; pos < ctx_[s]; ++pos)
         slots.push_back(int64_t{all_tables[s][size_t(pos / block_size)]} * block_size + pos % block_size);
       write_kv_rows(keys_[s].data(), values_[s].data(), kv_dim, ctx_[s], slots.data(),
-                    {k.data(), v.data(), shape_.dtype, num_slots, kv_dim});
+                    PagedKVLayerOut::key_value(k.data(), v.data(), shape_.dtype, num_slots, kv_dim));
     }
     std::vector<float> q;
     std::vector<int32_t> query_start{0}, positions;
@@ -84,8 +84,9 @@ class Sequences {
     paged_attention_isa(level,
                         {q.data(), shape_.n_heads, int(steps.size()), query_start.data(), positions.data(),
                          tables.data(), block_size, 1.0f / std::sqrt(float(shape_.head_dim))},
-                        {k.data(), v.data(), shape_.dtype, num_slots, shape_.n_kv_heads, shape_.head_dim}, out.data(),
-                        ws, pool);
+                        PagedKVLayer::key_value(k.data(), v.data(), shape_.dtype, num_slots, shape_.n_kv_heads,
+                                                shape_.head_dim),
+                        out.data(), ws, pool);
     if (splits) *splits = ws.splits.size();
     std::vector<std::vector<std::vector<float>>> result(ctx_.size());
     for (size_t s = 0; s < ctx_.size(); ++s) result[s].resize(size_t(ctx_[s]));

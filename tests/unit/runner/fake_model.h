@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "kvcache/kv_store.h"
+#include "model/kv_store.h"
 #include "model/model.h"
 #include "runner/model_runner.h"
 #include "sample/sampling_params.h"
@@ -54,11 +54,8 @@ class FakeModel final : public Model {
   }
 
   const ModelConfig& config() const override { return cfg_; }
-  size_t kv_block_nbytes(int block_size, DType dtype) const override {
-    return KVStore::block_nbytes(cfg_.n_layers, cfg_.n_kv_heads, cfg_.head_dim, block_size, dtype);
-  }
-  std::unique_ptr<KVStore> make_kv_store(int64_t num_blocks, int block_size, DType dtype) const override {
-    return std::make_unique<KVStore>(cfg_.n_layers, cfg_.n_kv_heads, cfg_.head_dim, num_blocks, block_size, dtype);
+  KVCacheShape kv_cache_shape() const override {
+    return KVCacheShape::key_value(cfg_.n_layers, cfg_.n_kv_heads, cfg_.head_dim);
   }
 
   // Records the step, runs on_forward (when set), then returns fake_logits() of
@@ -134,7 +131,7 @@ class RunnerTest : public ::testing::Test {
   explicit RunnerTest(int threads = 1) : pool(threads) {}
 
   FakeModel model;
-  std::unique_ptr<KVStore> kv = model.make_kv_store(16, kBlockSize, DType::F32);
+  std::unique_ptr<KVStore> kv = std::make_unique<KVStore>(model.kv_cache_shape(), 16, kBlockSize, DType::F32);
   ThreadPool pool;
   ModelRunner runner{model, *kv, pool};
 };

@@ -3,6 +3,7 @@
 // the KV block copies it applies before the forward pass.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -128,8 +129,8 @@ TEST_F(RunnerTest, AStepWithNothingScheduledRunsNoForward) {
 void fill_block(KVStore& kv, int32_t block, uint8_t byte) {
   for (int l = 0; l < kv.n_layers(); ++l)
     for (int r = 0; r < kv.block_size(); ++r) {
-      std::memset(kv.k_row(l, int64_t{block} * kv.block_size() + r), byte, kv.row_nbytes());
-      std::memset(kv.v_row(l, int64_t{block} * kv.block_size() + r), byte, kv.row_nbytes());
+      std::memset(kv.k_row(l, int64_t{block} * kv.block_size() + r), byte, kv.k_row_nbytes());
+      std::memset(kv.v_row(l, int64_t{block} * kv.block_size() + r), byte, kv.v_row_nbytes());
     }
 }
 
@@ -137,9 +138,9 @@ void fill_block(KVStore& kv, int32_t block, uint8_t byte) {
 bool block_is(const KVStore& kv, int32_t block, uint8_t byte) {
   for (int l = 0; l < kv.n_layers(); ++l)
     for (int r = 0; r < kv.block_size(); ++r)
-      for (size_t i = 0; i < kv.row_nbytes(); ++i)
-        if (kv.k_row(l, int64_t{block} * kv.block_size() + r)[i] != byte ||
-            kv.v_row(l, int64_t{block} * kv.block_size() + r)[i] != byte)
+      for (size_t i = 0; i < std::max(kv.k_row_nbytes(), kv.v_row_nbytes()); ++i)
+        if ((i < kv.k_row_nbytes() && kv.k_row(l, int64_t{block} * kv.block_size() + r)[i] != byte) ||
+            (i < kv.v_row_nbytes() && kv.v_row(l, int64_t{block} * kv.block_size() + r)[i] != byte))
           return false;
   return true;
 }

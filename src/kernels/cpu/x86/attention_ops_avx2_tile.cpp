@@ -149,11 +149,12 @@ void accumulate_all(float* const* acc, const float* corr, const float* p, const 
 // A tile's scratch, carved from AttentionTile::scratch (all 32-byte aligned).
 // Query qi = (row * kv heads + kv head) * group + head in group.
 struct TileScratch {
-  int dpad;        // head_dim rounded up to 8; columns beyond head_dim stay 0
-  float* keys;     // [16][dpad] the current chunk's keys of the current kv head
-  float* values;   // [16][dpad] its values
-  float* q;        // [n_q][dpad] the tile's queries
-  float* acc;      // [n_q][dpad] sum of exp(score - m) * value
+  int kpad;        // k_head_dim rounded up to 8; columns beyond k_head_dim stay 0
+  int vpad;        // v_head_dim rounded up to 8; likewise
+  float* keys;     // [16][kpad] the current chunk's keys of the current kv head
+  float* values;   // [16][vpad] its values
+  float* q;        // [n_q][kpad] the tile's queries
+  float* acc;      // [n_q][vpad] sum of exp(score - m) * value
   float* lsum;     // [n_q][16] per-lane sums of exp(score - m)
   float* m;        // [n_q] reference maximum (see fold_block)
   float* p;        // [kBlockQ][16] one block's exp(score - m)
@@ -165,22 +166,22 @@ struct TileScratch {
 template <int NQ, bool F16>
 DB_INLINE void fold_block(const TileScratch& ts, const ChunkRows<F16>& keys, const ChunkRows<F16>& values,
                           const int32_t* qi, const int32_t* valid, float scale) {
-  const int dpad = ts.dpad;
+  const int kpad = ts.kpad, vpad = ts.vpad;
   const float* q[NQ];
   int n_keys = 0;
   bool ragged = false;
   for (int n = 0; n < NQ; ++n) {
-    q[n] = ts.q + static_cast<int64_t>(qi[n]) * dpad;
+    q[n] = ts.q + static_cast<int64_t>(qi[n]) * kpad;
     ragged |= n > 0 && valid[n] != valid[0];
     n_keys = std::max(n_keys, valid[n]);
   }
   __m256 s[NQ][2];
-  if (dpad == 64)
-    scores_rows<NQ, 8>(q, keys, dpad, n_keys, s);
-  else if (dpad == 128)
-    scores_rows<NQ, 16>(q, keys, dpad, n_keys, s);
+  if (kpad == 64)
+    scores_rows<NQ, 8>(q, keys, kpad, n_keys, s);
+  else if (kpad == 128)
+    scores_rows<NQ, 16>(q, keys, kpad, n_keys, s);
   else
-    scores_rows<NQ, 0>(q, keys, dpad, n_keys, s);
+    scores_rows<NQ, 0>(q, keys, kpad, n_keys, s);
 
   // Query n's reference maximum m moves only when one of its scores exceeds it
   // by more than kRescaleSlack (always on its first chunk, where m = -inf);
@@ -222,16 +223,16 @@ DB_INLINE void fold_block(const TileScratch& ts, const ChunkRows<F16>& keys, con
       _mm256_store_ps(l + 8 * h,
                       any_moved ? _mm256_fmadd_ps(l_old, _mm256_set1_ps(corr[n]), p) : _mm256_add_ps(l_old, p));
     }
-    acc[n] = ts.acc + static_cast<int64_t>(qi[n]) * dpad;
+    acc[n] = ts.acc + static_cast<int64_t>(qi[n]) * vpad;
   }
   const float* c = any_moved ? corr : nullptr;
   constexpr int NB = NQ >= 3 ? 3 : 4;  // 8-float value blocks per pass: NQ * NB accumulators
   if (ragged)
-    accumulate_all<NQ, NB, Reach::kRagged>(acc, c, ts.p, values, dpad, n_keys, valid);
+    accumulate_all<NQ, NB, Reach::kRagged>(acc, c, ts.p, values, vpad, n_keys, valid);
   else if (n_keys == 16)
-    accumulate_all<NQ, NB, Reach::kAll>(acc, c, ts.p, values, dpad, n_keys, valid);
+    accumulate_all<NQ, NB, Reach::kAll>(acc, c, ts.p, values, vpad, n_keys, valid);
   else
-    accumulate_all<NQ, NB, Reach::kSame>(acc, c, ts.p, values, dpad, n_keys, valid);
+    accumulate_all<NQ, NB, Reach::kSame>(acc, c, ts.p, values, vpad, n_keys, valid);
 }
 
 // Folds the current chunk into the n queries qi[] reaching valid[] of its keys, four at a time.
@@ -253,23 +254,23 @@ void fold(const TileScratch& ts, const ChunkRows<F16>& keys, const ChunkRows<F16
 // converting each piece where it is used. Needs whole 8-value pieces and the
 // chunk's 16 slots consecutive (within one block).
 bool read_f16_in_place(const PagedKVLayer& kv, int n_queries, const int64_t* slots, int n_keys, int block_size) {
-  return kv.dtype == DType::F16 && kv.head_dim % 8 == 0 && n_queries <= kBlockQ && block_size % kKeysPerChunk == 0 &&
-         slots[n_keys - 1] == slots[0] + n_keys - 1;
+  return kv.dtype == DType::F16 && kv.k_head_dim % 8 == 0 && kv.v_head_dim % 8 == 0 && n_queries <= kBlockQ &&
+         block_size % kKeysPerChunk == 0 && slots[n_keys - 1] == slots[0] + n_keys - 1;
 }
 
 // Sets up the tile's scratch: zeroed buffers, padded queries, m = -inf. The
-// layout fits tile_scratch_floats() (which pads head_dim to 16, not 8).
+// layout fits tile_scratch_floats() (which pads the widths to 16, not 8).
 TileScratch init_scratch(const AttentionTile& t, int n_heads_item, int group) {
   const AttentionQueries& qs = *t.qs;
   const AttentionWorkspace::Item& it = t.item;
-  const int d = t.kv->head_dim, dpad = (d + 7) / 8 * 8;
+  const int dk = t.kv->k_head_dim, kpad = (dk + 7) / 8 * 8, vpad = (t.kv->v_head_dim + 7) / 8 * 8;
   const int64_t n_q = int64_t{it.row_end - it.row_begin} * n_heads_item * group;
-  const int64_t chunk = int64_t{kKeysPerChunk} * dpad;
-  TileScratch ts{dpad, t.scratch, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
-  ts.values = ts.keys + chunk;
-  ts.q = ts.values + chunk;
-  ts.acc = ts.q + n_q * dpad;
-  ts.lsum = ts.acc + n_q * dpad;
+  TileScratch ts{};
+  ts.kpad = kpad, ts.vpad = vpad, ts.keys = t.scratch;
+  ts.values = ts.keys + int64_t{kKeysPerChunk} * kpad;
+  ts.q = ts.values + int64_t{kKeysPerChunk} * vpad;
+  ts.acc = ts.q + n_q * kpad;
+  ts.lsum = ts.acc + n_q * vpad;
   ts.m = ts.lsum + n_q * 16;
   ts.p = ts.m + (n_q + 7) / 8 * 8;
   ts.qlist = t.index;
@@ -278,8 +279,8 @@ TileScratch init_scratch(const AttentionTile& t, int n_heads_item, int group) {
   std::fill(ts.m, ts.m + n_q, -std::numeric_limits<float>::infinity());
   for (int32_t row = it.row_begin; row < it.row_end; ++row)
     for (int h = 0; h < n_heads_item * group; ++h) {
-      const float* src = qs.q + (static_cast<int64_t>(row) * qs.n_heads + it.kv_begin * group + h) * d;
-      std::copy(src, src + d, ts.q + (int64_t{row - it.row_begin} * n_heads_item * group + h) * dpad);
+      const float* src = qs.q + (static_cast<int64_t>(row) * qs.n_heads + it.kv_begin * group + h) * dk;
+      std::copy(src, src + dk, ts.q + (int64_t{row - it.row_begin} * n_heads_item * group + h) * kpad);
     }
   return ts;
 }
@@ -292,10 +293,13 @@ void attention_tile_avx2(const AttentionOps&, const AttentionTile& t) {
   const AttentionQueries& qs = *t.qs;
   const PagedKVLayer& kv = *t.kv;
   const AttentionWorkspace::Item& it = t.item;
-  const int d = kv.head_dim, group = qs.n_heads / kv.n_kv_heads;
+  const int dk = kv.k_head_dim, d = kv.v_head_dim, group = qs.n_heads / kv.n_kv_heads;
   const int n_heads_item = it.kv_end - it.kv_begin;
   const TileScratch ts = init_scratch(t, n_heads_item, group);
-  const int dpad = ts.dpad;
+  const int kpad = ts.kpad, vpad = ts.vpad;
+  // The latent layout (V a prefix of K) with whole 8-value pieces: the values
+  // are read from the converted keys, converted once.
+  const bool values_in_keys = kv.values_in_keys() && d % 8 == 0;
   const int32_t max_pos = it.span_end - 1;  // the last position of the span the rows reach
 
   const std::vector<int32_t>& table = qs.block_tables[it.seq];
@@ -317,15 +321,22 @@ void attention_tile_avx2(const AttentionOps&, const AttentionTile& t) {
       }
       const int head = it.kv_begin + h;
       if (read_f16_in_place(kv, n, slots, n_keys, qs.block_size)) {
-        const int64_t row0 = kv_cache_row(slots[0], kv.n_kv_heads, head) * d, stride = int64_t{kv.n_kv_heads} * d;
-        const ChunkRows<true> keys{static_cast<const uint16_t*>(kv.k) + row0, stride};
-        const ChunkRows<true> values{static_cast<const uint16_t*>(kv.v) + row0, stride};
+        const ChunkRows<true> keys{
+            static_cast<const uint16_t*>(kv.k) + kv_cache_offset(slots[0], kv.k_row_stride, head, dk),
+            kv.k_row_stride};
+        const ChunkRows<true> values{
+            static_cast<const uint16_t*>(kv.v) + kv_cache_offset(slots[0], kv.v_row_stride, head, d),
+            kv.v_row_stride};
         fold(ts, keys, values, ts.qlist, ts.vlist, n, qs.scale);
         continue;
       }
-      load_rows(kv.k, kv.dtype, slots, n_keys, kv.n_kv_heads, head, d, dpad, ts.keys);
-      load_rows(kv.v, kv.dtype, slots, n_keys, kv.n_kv_heads, head, d, dpad, ts.values);
-      fold(ts, ChunkRows<false>{ts.keys, dpad}, ChunkRows<false>{ts.values, dpad}, ts.qlist, ts.vlist, n, qs.scale);
+      load_rows(kv.k, kv.dtype, slots, n_keys, kv.k_row_stride, head, dk, kpad, ts.keys);
+      if (values_in_keys) {
+        fold(ts, ChunkRows<false>{ts.keys, kpad}, ChunkRows<false>{ts.keys, kpad}, ts.qlist, ts.vlist, n, qs.scale);
+        continue;
+      }
+      load_rows(kv.v, kv.dtype, slots, n_keys, kv.v_row_stride, head, d, vpad, ts.values);
+      fold(ts, ChunkRows<false>{ts.keys, kpad}, ChunkRows<false>{ts.values, vpad}, ts.qlist, ts.vlist, n, qs.scale);
     }
   }
 
@@ -335,7 +346,7 @@ void attention_tile_avx2(const AttentionOps&, const AttentionTile& t) {
     float* r = t.records + i * span_record_floats(d);
     r[0] = ts.m[i];
     r[1] = hsum_ps(_mm256_add_ps(_mm256_load_ps(l), _mm256_load_ps(l + 8)));
-    const float* a = ts.acc + static_cast<int64_t>(i) * dpad;
+    const float* a = ts.acc + static_cast<int64_t>(i) * vpad;
     std::copy(a, a + d, r + 2);
   }
 }

@@ -67,10 +67,10 @@ void convert_row(const uint8_t* src, DType dtype, int d, float* out) {
   }
 }
 
-// dst[r * dpad + 0..d) = kv head `head` of cache row slots[r] as f32, r < n_rows.
-void load_rows(const void* base, DType dtype, const int64_t* slots, int n_rows, int n_kv_heads, int head, int d,
+// dst[r * dpad + 0..d) = kv head `head` of cache slot slots[r] as f32, r < n_rows.
+void load_rows(const void* base, DType dtype, const int64_t* slots, int n_rows, int64_t row_stride, int head, int d,
                int dpad, float* dst) {
-  load_rows_with(convert_row, base, dtype, slots, n_rows, n_kv_heads, head, d, dpad, dst);
+  load_rows_with(convert_row, base, dtype, slots, n_rows, row_stride, head, d, dpad, dst);
 }
 
 // Where a chunk's 16 key or value rows are read from, 16 floats at a time:
@@ -274,12 +274,13 @@ void accumulate_all(float* const* acc, const float* corr, const float* p, const 
 // A tile's scratch, carved from AttentionTile::scratch (all 64-byte aligned).
 // Query qi = (row * kv heads + kv head) * group + head in group.
 struct TileScratch {
-  int dpad;        // head_dim rounded up to 16; columns beyond head_dim stay 0
-  float* keys;     // [16][dpad] the current chunk's keys of the current kv head
-  float* kt;       // [dpad][16] the same, transposed (when used)
-  float* values;   // [16][dpad] its values
-  float* q;        // [n_q][dpad] the tile's queries
-  float* acc;      // [n_q][dpad] sum of exp(score - m) * value
+  int kpad;        // k_head_dim rounded up to 16; columns beyond k_head_dim stay 0
+  int vpad;        // v_head_dim rounded up to 16; likewise
+  float* keys;     // [16][kpad] the current chunk's keys of the current kv head
+  float* kt;       // [kpad][16] the same, transposed (when used)
+  float* values;   // [16][vpad] its values
+  float* q;        // [n_q][kpad] the tile's queries
+  float* acc;      // [n_q][vpad] sum of exp(score - m) * value
   float* lsum;     // [n_q][16] per-lane sums of exp(score - m)
   float* m;        // [n_q] reference maximum (see fold_block)
   float* p;        // [kBlockQRows][16] one block's exp(score - m)
@@ -288,25 +289,26 @@ struct TileScratch {
 };
 
 // Folds the current chunk (its keys and values read from Rows, or the keys
-// from ts.kt when transposed) into NQ queries qi[] that reach valid[] of its keys.
-template <int NQ, class Rows>
+// from ts.kt when transposed; Rows of different types when the values are read
+// from the keys) into NQ queries qi[] that reach valid[] of its keys.
+template <int NQ, class Rows, class VRows>
 DB_INLINE void fold_block(const TileScratch& ts, const int32_t* qi, const int32_t* valid, bool transposed,
-                          float scale, const Rows& keys, const Rows& values) {
-  const int dpad = ts.dpad;
+                          float scale, const Rows& keys, const VRows& values) {
+  const int kpad = ts.kpad, vpad = ts.vpad;
   const float* q[NQ];
-  for (int n = 0; n < NQ; ++n) q[n] = ts.q + static_cast<int64_t>(qi[n]) * dpad;
+  for (int n = 0; n < NQ; ++n) q[n] = ts.q + static_cast<int64_t>(qi[n]) * kpad;
   __m512 s[NQ];
   if constexpr (NQ <= kBlockQ) {
-    if (transposed && dpad == 64)
-      scores_transposed<NQ, 4>(q, ts.kt, dpad, s);
-    else if (transposed && dpad == 128)
-      scores_transposed<NQ, 8>(q, ts.kt, dpad, s);
+    if (transposed && kpad == 64)
+      scores_transposed<NQ, 4>(q, ts.kt, kpad, s);
+    else if (transposed && kpad == 128)
+      scores_transposed<NQ, 8>(q, ts.kt, kpad, s);
     else if (transposed)
-      scores_transposed<NQ, 0>(q, ts.kt, dpad, s);
+      scores_transposed<NQ, 0>(q, ts.kt, kpad, s);
     else
-      scores_rows<NQ>(q, keys, dpad, s);
+      scores_rows<NQ>(q, keys, kpad, s);
   } else {
-    scores_rows<NQ>(q, keys, dpad, s);
+    scores_rows<NQ>(q, keys, kpad, s);
   }
 
   // Query n's reference maximum m moves only when one of its scores exceeds it
@@ -342,22 +344,22 @@ DB_INLINE void fold_block(const TileScratch& ts, const int32_t* qi, const int32_
     float* l = ts.lsum + static_cast<int64_t>(qi[n]) * 16;
     const __m512 l_old = _mm512_load_ps(l);
     _mm512_store_ps(l, any_moved ? _mm512_fmadd_ps(l_old, _mm512_set1_ps(corr[n]), p) : _mm512_add_ps(l_old, p));
-    acc[n] = ts.acc + static_cast<int64_t>(qi[n]) * dpad;
+    acc[n] = ts.acc + static_cast<int64_t>(qi[n]) * vpad;
   }
   const float* c = any_moved ? corr : nullptr;
   if (ragged)
-    accumulate_all<NQ, Reach::kRagged>(acc, c, ts.p, values, dpad, n_keys, valid);
+    accumulate_all<NQ, Reach::kRagged>(acc, c, ts.p, values, vpad, n_keys, valid);
   else if (n_keys == 16)
-    accumulate_all<NQ, Reach::kAll>(acc, c, ts.p, values, dpad, n_keys, valid);
+    accumulate_all<NQ, Reach::kAll>(acc, c, ts.p, values, vpad, n_keys, valid);
   else
-    accumulate_all<NQ, Reach::kSame>(acc, c, ts.p, values, dpad, n_keys, valid);
+    accumulate_all<NQ, Reach::kSame>(acc, c, ts.p, values, vpad, n_keys, valid);
 }
 
 // Folds the current chunk into the n queries qi[] reaching valid[] of its keys,
 // kBlockQ at a time on transposed keys, else up to kBlockQRows.
-template <class Rows>
+template <class Rows, class VRows>
 void fold(const TileScratch& ts, const int32_t* qi, const int32_t* valid, int n, bool transposed, float scale,
-          const Rows& keys, const Rows& values) {
+          const Rows& keys, const VRows& values) {
   const int block = transposed ? kBlockQ : kBlockQRows;
   for (int i = 0; i < n; i += block) {
     const int32_t* q = qi + i;
@@ -379,15 +381,15 @@ void fold(const TileScratch& ts, const int32_t* qi, const int32_t* valid, int n,
 TileScratch init_scratch(const AttentionTile& t, int n_heads_item, int group) {
   const AttentionQueries& qs = *t.qs;
   const AttentionWorkspace::Item& it = t.item;
-  const int d = t.kv->head_dim, dpad = (d + 15) / 16 * 16;
+  const int dk = t.kv->k_head_dim, kpad = (dk + 15) / 16 * 16, vpad = (t.kv->v_head_dim + 15) / 16 * 16;
   const int64_t n_q = int64_t{it.row_end - it.row_begin} * n_heads_item * group;
-  const int64_t chunk = int64_t{kKeysPerChunk} * dpad;
-  TileScratch ts{dpad, t.scratch, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
-  ts.kt = ts.keys + chunk;
-  ts.values = ts.kt + chunk;
-  ts.q = ts.values + chunk;
-  ts.acc = ts.q + n_q * dpad;
-  ts.lsum = ts.acc + n_q * dpad;
+  TileScratch ts{};
+  ts.kpad = kpad, ts.vpad = vpad, ts.keys = t.scratch;
+  ts.kt = ts.keys + int64_t{kKeysPerChunk} * kpad;
+  ts.values = ts.kt + int64_t{kKeysPerChunk} * kpad;
+  ts.q = ts.values + int64_t{kKeysPerChunk} * vpad;
+  ts.acc = ts.q + n_q * kpad;
+  ts.lsum = ts.acc + n_q * vpad;
   ts.m = ts.lsum + n_q * 16;
   ts.p = ts.m + (n_q + 15) / 16 * 16;
   ts.qlist = t.index;
@@ -396,8 +398,8 @@ TileScratch init_scratch(const AttentionTile& t, int n_heads_item, int group) {
   std::fill(ts.m, ts.m + n_q, -std::numeric_limits<float>::infinity());
   for (int32_t row = it.row_begin; row < it.row_end; ++row)
     for (int h = 0; h < n_heads_item * group; ++h) {
-      const float* src = qs.q + (static_cast<int64_t>(row) * qs.n_heads + it.kv_begin * group + h) * d;
-      std::copy(src, src + d, ts.q + (int64_t{row - it.row_begin} * n_heads_item * group + h) * dpad);
+      const float* src = qs.q + (static_cast<int64_t>(row) * qs.n_heads + it.kv_begin * group + h) * dk;
+      std::copy(src, src + dk, ts.q + (int64_t{row - it.row_begin} * n_heads_item * group + h) * kpad);
     }
   return ts;
 }
@@ -407,11 +409,10 @@ TileScratch init_scratch(const AttentionTile& t, int n_heads_item, int group) {
 // mask and whose values they weigh by 0 or skip.
 void half_rows(const PagedKVLayer& kv, const int64_t* slots, int n_rows, int head, const uint8_t** k_rows,
                const uint8_t** v_rows) {
-  const int64_t row_bytes = int64_t{kv.head_dim} * 2;
   for (int r = 0; r < kKeysPerChunk; ++r) {
-    const int64_t offset = kv_cache_row(slots[r < n_rows ? r : 0], kv.n_kv_heads, head) * row_bytes;
-    k_rows[r] = static_cast<const uint8_t*>(kv.k) + offset;
-    v_rows[r] = static_cast<const uint8_t*>(kv.v) + offset;
+    const int64_t slot = slots[r < n_rows ? r : 0];
+    k_rows[r] = static_cast<const uint8_t*>(kv.k) + kv_cache_offset(slot, kv.k_row_stride, head, kv.k_head_dim) * 2;
+    v_rows[r] = static_cast<const uint8_t*>(kv.v) + kv_cache_offset(slot, kv.v_row_stride, head, kv.v_head_dim) * 2;
   }
 }
 
@@ -419,10 +420,13 @@ void tile(const AttentionOps&, const AttentionTile& t) {
   const AttentionQueries& qs = *t.qs;
   const PagedKVLayer& kv = *t.kv;
   const AttentionWorkspace::Item& it = t.item;
-  const int d = kv.head_dim, group = qs.n_heads / kv.n_kv_heads;
+  const int dk = kv.k_head_dim, d = kv.v_head_dim, group = qs.n_heads / kv.n_kv_heads;
   const int n_heads_item = it.kv_end - it.kv_begin;
   const TileScratch ts = init_scratch(t, n_heads_item, group);
-  const int dpad = ts.dpad;
+  const int kpad = ts.kpad, vpad = ts.vpad;
+  // The latent layout (V a prefix of K) with whole 16-value blocks: the values
+  // are read from the converted keys, converted once.
+  const bool values_in_keys = kv.values_in_keys() && d == vpad;
   const int32_t max_pos = it.span_end - 1;  // the last position of the span the rows reach
 
   const std::vector<int32_t>& table = qs.block_tables[it.seq];
@@ -437,17 +441,18 @@ void tile(const AttentionOps&, const AttentionTile& t) {
     for (int32_t row = it.row_begin; row < it.row_end; ++row) active += qs.positions[row] >= first ? group : 0;
     const bool transposed = active >= kTransposeMinQueries;
     // Few queries per key (decode): F16 rows are read in place, with no f32 copy.
-    const bool in_place = !transposed && kv.dtype == DType::F16 && d == dpad;
+    const bool in_place = !transposed && kv.dtype == DType::F16 && dk == kpad && d == vpad;
     for (int h = 0; h < n_heads_item; ++h) {
       const uint8_t* k_rows[kKeysPerChunk];
       const uint8_t* v_rows[kKeysPerChunk];
       if (in_place) {
         half_rows(kv, slots, n_keys, it.kv_begin + h, k_rows, v_rows);
       } else {
-        load_rows(kv.k, kv.dtype, slots, n_keys, kv.n_kv_heads, it.kv_begin + h, d, dpad, ts.keys);
-        load_rows(kv.v, kv.dtype, slots, n_keys, kv.n_kv_heads, it.kv_begin + h, d, dpad, ts.values);
+        load_rows(kv.k, kv.dtype, slots, n_keys, kv.k_row_stride, it.kv_begin + h, dk, kpad, ts.keys);
+        if (!values_in_keys)
+          load_rows(kv.v, kv.dtype, slots, n_keys, kv.v_row_stride, it.kv_begin + h, d, vpad, ts.values);
       }
-      if (transposed) transpose_keys(ts.keys, dpad, ts.kt);
+      if (transposed) transpose_keys(ts.keys, kpad, ts.kt);
       int n = 0;
       for (int32_t row = it.row_begin; row < it.row_end; ++row) {
         const int v = std::min(kKeysPerChunk, qs.positions[row] + 1 - first);
@@ -459,7 +464,8 @@ void tile(const AttentionOps&, const AttentionTile& t) {
       if (in_place)
         fold(ts, ts.qlist, ts.vlist, n, false, qs.scale, HalfRows{k_rows}, HalfRows{v_rows});
       else
-        fold(ts, ts.qlist, ts.vlist, n, transposed, qs.scale, ScratchRows{ts.keys, dpad}, ScratchRows{ts.values, dpad});
+        fold(ts, ts.qlist, ts.vlist, n, transposed, qs.scale, ScratchRows{ts.keys, kpad},
+             values_in_keys ? ScratchRows{ts.keys, kpad} : ScratchRows{ts.values, vpad});
     }
   }
 
@@ -468,7 +474,7 @@ void tile(const AttentionOps&, const AttentionTile& t) {
     float* r = t.records + i * span_record_floats(d);
     r[0] = ts.m[i];
     r[1] = _mm512_reduce_add_ps(_mm512_load_ps(ts.lsum + i * 16));
-    const float* a = ts.acc + static_cast<int64_t>(i) * dpad;
+    const float* a = ts.acc + static_cast<int64_t>(i) * vpad;
     std::copy(a, a + d, r + 2);
   }
 }

@@ -44,10 +44,10 @@ void convert_row(const uint8_t* src, DType dtype, int d, float* out) {
   }
 }
 
-// dst[r * dpad + 0..d) = kv head `head` of cache row slots[r] as f32, r < n_rows.
-void load_rows(const void* base, DType dtype, const int64_t* slots, int n_rows, int n_kv_heads, int head, int d,
+// dst[r * dpad + 0..d) = kv head `head` of cache slot slots[r] as f32, r < n_rows.
+void load_rows(const void* base, DType dtype, const int64_t* slots, int n_rows, int64_t row_stride, int head, int d,
                int dpad, float* dst) {
-  load_rows_with(convert_row, base, dtype, slots, n_rows, n_kv_heads, head, d, dpad, dst);
+  load_rows_with(convert_row, base, dtype, slots, n_rows, row_stride, head, d, dpad, dst);
 }
 
 // A chunk's 16 key (or value) rows as the fold reads them: converted f32 rows
