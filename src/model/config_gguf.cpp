@@ -2,34 +2,17 @@
 
 #include "io/gguf.h"
 #include "kernels/matmul.h"
+#include "model/config_keys.h"
 #include "model/config_readers.h"
 #include "model/model_source.h"
+#include "model/registry.h"
 #include "util/error.h"
 
 namespace db {
 
 namespace {
 
-struct GGUFKeys {
-  const GGUFFile& f;
-  std::string arch;
-
-  std::string key(const std::string& suffix) const { return arch + "." + suffix; }
-  int64_t req_int(const std::string& suffix) const {
-    auto v = f.opt_int(key(suffix));
-    if (!v) throw Error(f.path() + ": missing required GGUF key '" + key(suffix) + "'");
-    return *v;
-  }
-  double req_float(const std::string& suffix) const {
-    auto v = f.opt_float(key(suffix));
-    if (!v) throw Error(f.path() + ": missing required GGUF key '" + key(suffix) + "'");
-    return *v;
-  }
-  int64_t opt_int(const std::string& suffix, int64_t dflt) const { return f.opt_int(key(suffix)).value_or(dflt); }
-  double opt_float(const std::string& suffix, double dflt) const { return f.opt_float(key(suffix)).value_or(dflt); }
-};
-
-void read_rope_scaling(const GGUFKeys& k, const ModelSource& src, ModelConfig& c) {
+void read_rope_scaling(const GGUFConfigKeys& k, ModelConfig& c) {
   RopeScaling& rs = c.rope_scaling;
   const std::string type = k.f.opt_string(k.key("rope.scaling.type")).value_or("none");
   rs.factor = static_cast<float>(k.opt_float("rope.scaling.factor", 1.0));
@@ -52,7 +35,7 @@ void read_rope_scaling(const GGUFKeys& k, const ModelSource& src, ModelConfig& c
     throw Error(k.f.path() + ": GGUF key '" + k.key("rope.scaling.type") + "' is '" + type +
                 "'; supported: none, linear, yarn");
   }
-  if (auto t = src.find("rope_freqs.weight")) {
+  if (auto t = k.src.find("rope_freqs.weight")) {
     if (t->numel() != c.rope_dims / 2)
       throw Error(k.f.path() + ": tensor 'rope_freqs.weight' expected " + std::to_string(c.rope_dims / 2) +
                   " elements, got shape " + t->shape_str());
@@ -67,7 +50,7 @@ void read_rope_scaling(const GGUFKeys& k, const ModelSource& src, ModelConfig& c
 
 ModelConfig config_from_gguf(const ModelSource& src) {
   const GGUFFile& f = *src.gguf();
-  GGUFKeys k{f, src.architecture()};
+  GGUFConfigKeys k{src, f, src.architecture()};
   ModelConfig c;
   c.arch = k.arch;
   c.n_layers = static_cast<int>(k.req_int("block_count"));
@@ -80,13 +63,13 @@ ModelConfig config_from_gguf(const ModelSource& src) {
   c.rms_eps = static_cast<float>(k.req_float("attention.layer_norm_rms_epsilon"));
   c.rope_theta = static_cast<float>(k.opt_float("rope.freq_base", 10000.0));
   c.rope_dims = static_cast<int>(k.opt_int("rope.dimension_count", c.head_dim));
-  // llama.cpp's converter permutes llama's q/k rows so that adjacent pairs rotate together.
-  c.rope_style = c.arch == "llama" ? kernels::RopeStyle::INTERLEAVED : kernels::RopeStyle::NEOX;
+  c.rope_style = kernels::RopeStyle::NEOX;  // read_gguf of an architecture whose converter reorders rows changes it
   const TensorView embd = src.tensor("token_embd.weight");
   c.vocab = static_cast<int>(k.opt_int("vocab_size", embd.shape.empty() ? 0 : embd.shape.front()));
   c.qkv_bias = src.find("blk.0.attn_q.bias").has_value();
   c.tied_embeddings = !src.find("output.weight").has_value();
-  read_rope_scaling(k, src, c);
+  read_rope_scaling(k, c);
+  src.arch().read_gguf(k, c);
   return c;
 }
 

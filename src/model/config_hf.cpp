@@ -2,8 +2,10 @@
 #include <nlohmann/json.hpp>
 
 #include "io/hf_checkpoint.h"
+#include "model/config_keys.h"
 #include "model/config_readers.h"
 #include "model/model_source.h"
+#include "model/registry.h"
 #include "util/error.h"
 
 namespace db {
@@ -12,30 +14,9 @@ namespace {
 
 using json = nlohmann::json;
 
-struct HFKeys {
-  const json& j;
-  std::string where;  // "<dir>/config.json"
-
-  const json* find(const json& obj, const std::string& key) const {
-    auto it = obj.find(key);
-    return it == obj.end() || it->is_null() ? nullptr : &*it;
-  }
-  double number(const json& obj, const std::string& key, const std::string& path) const {
-    const json* v = find(obj, key);
-    if (!v) throw Error(where + ": missing required key '" + path + "'");
-    if (!v->is_number()) throw Error(where + ": key '" + path + "' must be a number, got " + v->dump());
-    return v->get<double>();
-  }
-  double req(const std::string& key) const { return number(j, key, key); }
-  double opt(const std::string& key, double dflt) const { return find(j, key) ? number(j, key, key) : dflt; }
-  double opt_in(const json& obj, const std::string& key, const std::string& path, double dflt) const {
-    return find(obj, key) ? number(obj, key, path) : dflt;
-  }
-};
-
 // transformers >= 5 writes "rope_parameters" {rope_type, rope_theta, ...}; older
 // checkpoints write "rope_theta" and "rope_scaling" {type|rope_type, ...} at top level.
-void read_rope(const HFKeys& k, ModelConfig& c) {
+void read_rope(const HFConfigKeys& k, ModelConfig& c) {
   const json* params = k.find(k.j, "rope_parameters");
   const json* scaling = params ? params : k.find(k.j, "rope_scaling");
   const std::string sect = params ? "rope_parameters" : "rope_scaling";
@@ -76,7 +57,7 @@ void read_rope(const HFKeys& k, ModelConfig& c) {
 }  // namespace
 
 ModelConfig config_from_hf(const ModelSource& src) {
-  HFKeys k{src.hf()->config(), src.config_path()};
+  HFConfigKeys k{src, src.hf()->config(), src.config_path()};
   if (!k.j.is_object()) throw Error(k.where + ": expected a JSON object");
   ModelConfig c;
   c.arch = src.architecture();
@@ -91,13 +72,9 @@ ModelConfig config_from_hf(const ModelSource& src) {
   c.rms_eps = static_cast<float>(k.req("rms_norm_eps"));
   c.rope_style = kernels::RopeStyle::NEOX;
   read_rope(k, c);
-  if (c.arch == "qwen2") {
-    c.qkv_bias = true;
-  } else if (const json* b = k.find(k.j, "attention_bias")) {
-    c.qkv_bias = b->is_boolean() && b->get<bool>();
-  }
-  const json* tie = k.find(k.j, "tie_word_embeddings");
-  c.tied_embeddings = tie ? (tie->is_boolean() && tie->get<bool>()) : !src.find("output.weight").has_value();
+  c.qkv_bias = k.opt_bool("attention_bias", false);
+  c.tied_embeddings = k.opt_bool("tie_word_embeddings", !src.find("output.weight").has_value());
+  src.arch().read_hf(k, c);
   return c;
 }
 

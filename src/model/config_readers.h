@@ -6,6 +6,8 @@
 
 namespace db {
 
+// Each reads the fields every architecture shares, then hands the same keys to the
+// source's registry entry (Architecture::read_gguf / read_hf) for the rest.
 // From GGUF metadata `<arch>.*` and the tensors rope_freqs.weight / output.weight / blk.0.attn_q.bias.
 ModelConfig config_from_gguf(const ModelSource& src);
 // From config.json and the presence of lm_head.weight.

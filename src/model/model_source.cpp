@@ -5,11 +5,38 @@
 
 #include "io/gguf.h"
 #include "io/hf_checkpoint.h"
+#include "model/registry.h"
 #include "util/error.h"
 
 namespace db {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+const Architecture& gguf_architecture(const GGUFFile& f, const std::string& path) {
+  auto name = f.opt_string("general.architecture");
+  if (!name) throw Error(path + ": missing required GGUF key 'general.architecture'");
+  const Architecture* a = find_architecture(*name);
+  if (!a)
+    throw Error(path + ": architecture '" + *name + "' is not supported (supported: " +
+                join_names(supported_architectures()) + ")");
+  return *a;
+}
+
+const Architecture& hf_architecture(const HFCheckpoint& hf, const std::string& config_path) {
+  const nlohmann::json& cfg = hf.config();
+  auto it = cfg.find("model_type");
+  if (it == cfg.end() || !it->is_string()) throw Error(config_path + ": missing required key 'model_type'");
+  const std::string model_type = it->get<std::string>();
+  const Architecture* a = find_hf_architecture(model_type);
+  if (!a)
+    throw Error(config_path + ": model_type '" + model_type + "' is not supported (supported: " +
+                join_names(supported_hf_model_types()) + ")");
+  return *a;
+}
+
+}  // namespace
 
 ModelSource::~ModelSource() = default;
 
@@ -19,10 +46,12 @@ std::unique_ptr<ModelSource> ModelSource::open(const std::string& path) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
     src->hf_ = HFCheckpoint::open(path);
+    src->arch_ = &hf_architecture(*src->hf_, src->config_path());
   } else if (fs::is_regular_file(path, ec)) {
     if (fs::path(path).extension() != ".gguf")
       throw Error(path + ": not a model; expected a .gguf file or a Hugging Face checkpoint directory");
     src->gguf_ = GGUFFile::open(path);
+    src->arch_ = &gguf_architecture(*src->gguf_, path);
   } else {
     throw Error(path + ": no such model file or directory");
   }
@@ -31,22 +60,10 @@ std::unique_ptr<ModelSource> ModelSource::open(const std::string& path) {
 
 std::string ModelSource::config_path() const { return gguf_ ? path_ : (fs::path(path_) / "config.json").string(); }
 
-std::string ModelSource::architecture() const {
-  if (gguf_) {
-    auto arch = gguf_->opt_string("general.architecture");
-    if (!arch) throw Error(path_ + ": missing required GGUF key 'general.architecture'");
-    return *arch;
-  }
-  const nlohmann::json& cfg = hf_->config();
-  auto it = cfg.find("model_type");
-  if (it == cfg.end() || !it->is_string()) throw Error(config_path() + ": missing required key 'model_type'");
-  const std::string model_type = it->get<std::string>();
-  if (model_type == "deepseek_v2" || model_type == "deepseek_v3") return "deepseek2";
-  return model_type;
-}
+const std::string& ModelSource::architecture() const { return arch_->gguf_name; }
 
 std::string ModelSource::stored_name(const std::string& gguf_name) const {
-  return gguf_ ? gguf_name : hf_tensor_name(gguf_name);
+  return gguf_ ? gguf_name : arch_->hf_names.hf_name(gguf_name);
 }
 
 std::optional<TensorView> ModelSource::find(const std::string& gguf_name) const {
@@ -54,7 +71,7 @@ std::optional<TensorView> ModelSource::find(const std::string& gguf_name) const 
     if (!gguf_->find_tensor(gguf_name)) return std::nullopt;
     return gguf_->tensor(gguf_name);
   }
-  const std::string name = hf_tensor_name(gguf_name);
+  const std::string name = arch_->hf_names.hf_name(gguf_name);
   if (name.empty()) return std::nullopt;
   return hf_->find(name);
 }
