@@ -1,0 +1,272 @@
+#include "model/moe_feed_forward.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "kernels/matmul.h"
+#include "util/error.h"
+
+namespace db {
+
+namespace {
+
+void grow(std::vector<float>& v, int64_t n) {
+  if (v.size() < static_cast<size_t>(n)) v.resize(static_cast<size_t>(n));
+}
+
+std::string shape_of(const TensorView& t) { return t.shape_str(); }
+
+// NaN compares as -inf so that the orders below stay strict weak orders.
+float finite_or_lowest(float v) { return std::isnan(v) ? -std::numeric_limits<float>::infinity() : v; }
+
+// Rows per pool region below which a gather / scatter runs on the calling thread.
+constexpr int64_t kSerialRows = 16;
+
+void check_ffn(const TensorView& gate, const TensorView& up, const TensorView& down, int64_t ffn, int64_t hidden,
+               const std::string& what) {
+  const std::vector<int64_t> in_shape{ffn, hidden}, out_shape{hidden, ffn};
+  if (gate.shape != in_shape || up.shape != in_shape || down.shape != out_shape)
+    throw Error(what + ": gate / up / down have shapes " + shape_of(gate) + " / " + shape_of(up) + " / " +
+                shape_of(down) + ", expected [" + std::to_string(ffn) + ", " + std::to_string(hidden) + "] twice and [" +
+                std::to_string(hidden) + ", " + std::to_string(ffn) + "]");
+  if (gate.dtype != up.dtype || gate.layout != up.layout)
+    throw Error(what + ": gate and up differ in dtype or layout (matmul_swiglu needs them alike)");
+}
+
+}  // namespace
+
+TensorView expert_slice(const TensorView& stacked, int64_t e) {
+  if (stacked.shape.size() != 3 || stacked.layout != TensorLayout::Rows)
+    throw Error("expert_slice: expected a stacked {n_experts, rows, cols} tensor in Rows layout, got " +
+                stacked.shape_str());
+  if (e < 0 || e >= stacked.shape[0])
+    throw Error("expert_slice: expert " + std::to_string(e) + " of a tensor of " + std::to_string(stacked.shape[0]));
+  TensorView v;
+  v.dtype = stacked.dtype;
+  v.shape = {stacked.shape[1], stacked.shape[2]};
+  v.layout = TensorLayout::Rows;
+  v.data = static_cast<const uint8_t*>(stacked.data) +
+           static_cast<size_t>(e) * static_cast<size_t>(stacked.shape[1]) * v.row_nbytes();
+  return v;
+}
+
+void check_moe_config(const MoeConfig& c) {
+  const std::string head = "MoE config: ";
+  if (c.n_experts <= 0) throw Error(head + "n_experts must be positive, is " + std::to_string(c.n_experts));
+  if (c.n_experts_used <= 0 || c.n_experts_used > c.n_experts)
+    throw Error(head + "n_experts_used must be in [1, n_experts = " + std::to_string(c.n_experts) + "], is " +
+                std::to_string(c.n_experts_used));
+  if (c.n_groups <= 0 || c.n_experts % c.n_groups != 0)
+    throw Error(head + "n_groups = " + std::to_string(c.n_groups) + " does not divide n_experts = " +
+                std::to_string(c.n_experts));
+  if (c.n_groups_used <= 0 || c.n_groups_used > c.n_groups)
+    throw Error(head + "n_groups_used must be in [1, n_groups = " + std::to_string(c.n_groups) + "], is " +
+                std::to_string(c.n_groups_used));
+  if (int64_t{c.n_groups_used} * (c.n_experts / c.n_groups) < c.n_experts_used)
+    throw Error(head + "n_groups_used = " + std::to_string(c.n_groups_used) + " groups of " +
+                std::to_string(c.n_experts / c.n_groups) + " experts cannot supply n_experts_used = " +
+                std::to_string(c.n_experts_used));
+  if (c.n_shared_experts < 0 || c.expert_ffn <= 0)
+    throw Error(head + "needs expert_ffn > 0 and n_shared_experts >= 0");
+  if (!std::isfinite(c.weights_scale)) throw Error(head + "weights_scale is not finite");
+}
+
+void route_tokens(const MoeConfig& c, const float* router_logits, int64_t n, const float* score_bias,
+                  int32_t* experts, float* weights) {
+  const int n_exp = c.n_experts, k = c.n_experts_used, per_group = n_exp / c.n_groups;
+  const bool sigmoid = c.gating == ExpertGating::Sigmoid;
+  const bool limit_groups = c.n_groups_used < c.n_groups;
+  std::vector<float> s(static_cast<size_t>(n_exp)), sel(static_cast<size_t>(n_exp));
+  std::vector<float> group_score(static_cast<size_t>(c.n_groups));
+  std::vector<int32_t> groups(static_cast<size_t>(c.n_groups)), cand;
+  cand.reserve(static_cast<size_t>(n_exp));
+
+  for (int64_t t = 0; t < n; ++t) {
+    const float* l = router_logits + t * n_exp;
+    // Scores s and selection scores sel.
+    if (sigmoid) {
+      for (int e = 0; e < n_exp; ++e) {
+        s[e] = 1.0f / (1.0f + std::exp(-l[e]));
+        sel[e] = finite_or_lowest(score_bias != nullptr ? s[e] + score_bias[e] : s[e]);
+      }
+    } else {
+      float m = -std::numeric_limits<float>::infinity();
+      for (int e = 0; e < n_exp; ++e) m = std::max(m, finite_or_lowest(l[e]));
+      double sum = 0.0;
+      for (int e = 0; e < n_exp; ++e) {
+        s[e] = std::exp(finite_or_lowest(l[e]) - m);
+        sum += s[e];
+      }
+      const float inv = static_cast<float>(1.0 / sum);
+      for (int e = 0; e < n_exp; ++e) {
+        s[e] *= inv;
+        sel[e] = finite_or_lowest(score_bias != nullptr ? s[e] + score_bias[e] : s[e]);
+      }
+    }
+    // Eligible experts: all, or those of the n_groups_used best groups.
+    cand.clear();
+    if (limit_groups) {
+      for (int g = 0; g < c.n_groups; ++g) {
+        const float* gs = sel.data() + g * per_group;
+        float best = gs[0], second = -std::numeric_limits<float>::infinity();
+        for (int i = 1; i < per_group; ++i) {
+          if (gs[i] > best) {
+            second = best;
+            best = gs[i];
+          } else if (gs[i] > second) {
+            second = gs[i];
+          }
+        }
+        // Sigmoid: the two largest summed (a group of one: its only score).
+        group_score[g] = sigmoid && per_group >= 2 ? best + second : best;
+        groups[g] = g;
+      }
+      std::partial_sort(groups.begin(), groups.begin() + c.n_groups_used, groups.end(), [&](int32_t a, int32_t b) {
+        return group_score[a] > group_score[b] || (group_score[a] == group_score[b] && a < b);
+      });
+      std::sort(groups.begin(), groups.begin() + c.n_groups_used);
+      for (int i = 0; i < c.n_groups_used; ++i)
+        for (int e = groups[i] * per_group; e < (groups[i] + 1) * per_group; ++e) cand.push_back(e);
+    } else {
+      for (int e = 0; e < n_exp; ++e) cand.push_back(e);
+    }
+    // Top-k by selection score, lower index first on ties.
+    std::partial_sort(cand.begin(), cand.begin() + k, cand.end(), [&](int32_t a, int32_t b) {
+      return sel[a] > sel[b] || (sel[a] == sel[b] && a < b);
+    });
+    int32_t* ex = experts + t * k;
+    float* wt = weights + t * k;
+    float sum = 0.0f;
+    for (int j = 0; j < k; ++j) {
+      ex[j] = cand[j];
+      wt[j] = s[cand[j]];
+      sum += wt[j];
+    }
+    if (c.norm_weights) {
+      const float denom = sum + 1e-20f;
+      for (int j = 0; j < k; ++j) wt[j] /= denom;
+    }
+    for (int j = 0; j < k; ++j) wt[j] *= c.weights_scale;
+  }
+}
+
+void check_moe_layer_weights(const MoeConfig& c, int64_t hidden, const MoeLayerWeights& w) {
+  const size_t n_exp = static_cast<size_t>(c.n_experts);
+  if (w.router.size() != n_exp * static_cast<size_t>(hidden))
+    throw Error("MoE layer: router has " + std::to_string(w.router.size()) + " floats, expected n_experts x hidden = " +
+                std::to_string(n_exp) + " x " + std::to_string(hidden));
+  if (!w.score_bias.empty() && w.score_bias.size() != n_exp)
+    throw Error("MoE layer: score bias has " + std::to_string(w.score_bias.size()) + " floats, expected " +
+                std::to_string(n_exp));
+  if (w.experts.size() != n_exp)
+    throw Error("MoE layer: " + std::to_string(w.experts.size()) + " routed experts, expected " +
+                std::to_string(n_exp));
+  for (size_t e = 0; e < n_exp; ++e) {
+    const ExpertWeights& x = w.experts[e];
+    check_ffn(x.gate, x.up, x.down, c.expert_ffn, hidden, "MoE layer: expert " + std::to_string(e));
+  }
+  const bool has_shared = w.shared.gate.data != nullptr;
+  if (has_shared != (c.n_shared_experts > 0))
+    throw Error(std::string("MoE layer: ") + (has_shared ? "has" : "lacks") +
+                " shared expert weights, config says n_shared_experts = " + std::to_string(c.n_shared_experts));
+  if (has_shared) {
+    if (w.shared.up.data == nullptr || w.shared.down.data == nullptr)
+      throw Error("MoE layer: shared expert lacks its up or down weights");
+    check_ffn(w.shared.gate, w.shared.up, w.shared.down, int64_t{c.n_shared_experts} * c.expert_ffn, hidden,
+              "MoE layer: shared experts");
+  }
+}
+
+MoeFeedForward::MoeFeedForward(const MoeConfig& c, int64_t hidden) : c_(c), hidden_(hidden) {
+  check_moe_config(c_);
+  if (hidden_ <= 0) throw Error("MoE block: hidden must be positive");
+  tokens_per_expert_.assign(static_cast<size_t>(c_.n_experts), 0);
+  expert_begin_.assign(static_cast<size_t>(c_.n_experts) + 1, 0);
+}
+
+void MoeFeedForward::reserve(int64_t n) {
+  const int64_t k = c_.n_experts_used;
+  const int64_t ffn = std::max<int64_t>(c_.expert_ffn, int64_t{c_.n_shared_experts} * c_.expert_ffn);
+  grow(logits_, n * c_.n_experts);
+  if (experts_.size() < static_cast<size_t>(n * k)) experts_.resize(static_cast<size_t>(n * k));
+  grow(weights_, n * k);
+  if (assignment_.size() < static_cast<size_t>(n * k)) assignment_.resize(static_cast<size_t>(n * k));
+  grow(routed_, n * hidden_);
+  grow(xg_, n * hidden_);
+  grow(yg_, n * hidden_);
+  grow(hg_, n * ffn);
+  grow(ug_, n * ffn);
+}
+
+void MoeFeedForward::forward(const MoeLayerWeights& w, const float* xn, int64_t n, float* out, ThreadPool& pool) {
+  check_moe_layer_weights(c_, hidden_, w);
+  const int64_t k = c_.n_experts_used, h = hidden_, n_exp = c_.n_experts;
+  std::fill(tokens_per_expert_.begin(), tokens_per_expert_.end(), 0);
+  last_n_ = n;
+  if (n <= 0) return;
+  reserve(n);
+
+  // Router logits and routing.
+  TensorView router;
+  router.dtype = DType::F32;
+  router.shape = {n_exp, h};
+  router.data = w.router.data();
+  kernels::matmul(router, xn, n, logits_.data(), pool);
+  const float* bias = w.score_bias.empty() ? nullptr : w.score_bias.data();
+  pool.parallel_for(n, [&](int64_t begin, int64_t end) {
+    route_tokens(c_, logits_.data() + begin * n_exp, end - begin, bias, experts_.data() + begin * k,
+                 weights_.data() + begin * k);
+  });
+
+  // Group the assignments (token * k + slot) by expert, tokens ascending (a counting sort).
+  for (int64_t a = 0; a < n * k; ++a) ++tokens_per_expert_[static_cast<size_t>(experts_[a])];
+  expert_begin_[0] = 0;
+  for (int64_t e = 0; e < n_exp; ++e) expert_begin_[e + 1] = expert_begin_[e] + tokens_per_expert_[e];
+  {
+    std::vector<int64_t>& fill = expert_begin_;  // advanced while filling, restored below
+    for (int64_t a = 0; a < n * k; ++a) assignment_[fill[experts_[a]]++] = a;
+    for (int64_t e = n_exp; e > 0; --e) fill[e] = fill[e - 1];
+    fill[0] = 0;
+  }
+
+  // Routed experts, ascending index; each token's sum gets its terms in that order.
+  std::fill(routed_.begin(), routed_.begin() + n * h, 0.0f);
+  for (int64_t e = 0; e < n_exp; ++e) {
+    const int64_t m = tokens_per_expert_[e];
+    if (m == 0) continue;
+    const int64_t* asg = assignment_.data() + expert_begin_[e];
+    auto gather = [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i)
+        std::copy_n(xn + (asg[i] / k) * h, h, xg_.data() + i * h);
+    };
+    if (m < kSerialRows) gather(0, m); else pool.parallel_for(m, gather);
+    const ExpertWeights& x = w.experts[static_cast<size_t>(e)];
+    kernels::matmul_swiglu(x.gate, x.up, xg_.data(), m, hg_.data(), ug_.data(), pool);
+    kernels::matmul(x.down, hg_.data(), m, yg_.data(), pool);
+    // Each token appears at most once per expert: the rows are disjoint.
+    auto scatter = [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        const float wt = weights_[asg[i]];
+        const float* y = yg_.data() + i * h;
+        float* r = routed_.data() + (asg[i] / k) * h;
+        for (int64_t d = 0; d < h; ++d) r[d] += wt * y[d];
+      }
+    };
+    if (m < kSerialRows) scatter(0, m); else pool.parallel_for(m, scatter);
+  }
+
+  // Shared experts over all rows (xn is read by the gate/up product before out is written).
+  if (c_.n_shared_experts > 0) {
+    kernels::matmul_swiglu(w.shared.gate, w.shared.up, xn, n, hg_.data(), ug_.data(), pool);
+    kernels::matmul(w.shared.down, hg_.data(), n, out, pool);
+    pool.parallel_for(n, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin * h; i < end * h; ++i) out[i] += routed_[i];
+    });
+  } else {
+    std::copy_n(routed_.data(), n * h, out);
+  }
+}
+
+}  // namespace db

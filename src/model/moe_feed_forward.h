@@ -1,0 +1,125 @@
+// The DeepSeekMoE feed-forward block (DeepSeek-V2 / V3): a router picks
+// MoeConfig::n_experts_used of n_experts routed experts per token and weighs
+// them; the shared experts (one fused SwiGLU FFN) run on every token:
+//
+//   out[t] = sum_{e chosen for t} w[t, e] * expert_e(x[t])  +  shared(x[t])
+//   expert(x) = down(silu(gate x) * (up x))
+//
+// Routing rules (those of Hugging Face transformers / DeepSeek's code, confirmed
+// on the tests/data/model/deepseek_v{2,3}_tiny fixtures):
+//   Softmax (V2): s = softmax(logits) over all experts; selection score c = s;
+//                 a group's score is the largest c in it.
+//   Sigmoid (V3): s = sigmoid(logits); selection score c = s; a group's score is
+//                 the sum of its two largest c.
+//   A score-correction bias (V3's e_score_correction_bias), when given, is added
+//   to c (for either gating, as llama.cpp does; V2 checkpoints have none).
+//   Experts form n_groups groups of n_experts / n_groups consecutive experts; only
+//   the n_groups_used best groups stay eligible (no limit when n_groups_used ==
+//   n_groups); the top n_experts_used eligible experts by c are chosen.
+//   Weight = s (never the bias), divided by (sum of the chosen s + 1e-20) when
+//   norm_weights, then multiplied by weights_scale (for either gating: as in
+//   transformers and llama.cpp; DeepSeek's own V2 code skips the scale when it
+//   renormalizes, which a loader can express with weights_scale = 1).
+// Ties: on equal scores the lower index wins, for groups and for experts alike,
+// so routing is deterministic. A NaN score counts as -infinity.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "model/moe_config.h"
+#include "tensor/tensor.h"
+#include "util/thread_pool.h"
+
+namespace db {
+
+// One SwiGLU FFN: gate, up {ffn, hidden}, down {hidden, ffn}; any dtype / layout matmul takes.
+struct ExpertWeights {
+  TensorView gate, up, down;
+};
+
+struct MoeLayerWeights {
+  std::vector<float> router;      // [n_experts][hidden] f32 (GGUF ffn_gate_inp)
+  std::vector<float> score_bias;  // [n_experts] (GGUF exp_probs_b); empty = none
+  std::vector<ExpertWeights> experts;  // n_experts routed experts: {expert_ffn, hidden} / {hidden, expert_ffn}
+  // The shared experts fused into one FFN n_shared_experts * expert_ffn wide;
+  // gate.data == nullptr when there are none (MoeConfig::n_shared_experts == 0).
+  ExpertWeights shared;
+};
+
+// Expert e's 2-D {rows, cols} view of a stacked 3-D {n_experts, rows, cols}
+// tensor in Rows layout (GGUF's ffn_{gate,up,down}_exps): byte offset
+// e * rows * row_nbytes. Throws db::Error for another rank or layout or a bad e.
+TensorView expert_slice(const TensorView& stacked, int64_t e);
+
+// Throws db::Error unless c describes a routable MoE layer: n_experts > 0,
+// 0 < n_experts_used, n_groups divides n_experts, 0 < n_groups_used <= n_groups,
+// n_experts_used <= the experts of n_groups_used groups, weights_scale finite.
+void check_moe_config(const MoeConfig& c);
+
+// Routes n tokens (pure; see the rules above; c must pass check_moe_config).
+// router_logits: n rows of n_experts floats; score_bias: n_experts floats or
+// nullptr (none). Writes each token's k = n_experts_used chosen experts to
+// experts[t * k ...] in descending selection score (ties: lower index first),
+// and their weights to weights[t * k ...] in the same order. A token's result
+// depends only on its own logits.
+void route_tokens(const MoeConfig& c, const float* router_logits, int64_t n, const float* score_bias,
+                  int32_t* experts, float* weights);
+
+// Throws db::Error unless w fits c and hidden: router and bias sizes, n_experts
+// routed experts with the shapes above (their data may be null: an expert no
+// token is routed to is never read), and a shared FFN exactly when
+// n_shared_experts > 0.
+void check_moe_layer_weights(const MoeConfig& c, int64_t hidden, const MoeLayerWeights& w);
+
+// Runs the block for a step's token rows; owns the scratch (grown on demand).
+//
+// Dispatch: the router logits (one f32 matmul), the routing, then per expert in
+// ascending index order, for the experts at least one token chose: its tokens'
+// rows are gathered contiguously, its gate/up run once over them
+// (matmul_swiglu) and its down once (matmul), and weight * result is added to
+// those tokens' rows of a routed sum (which starts at 0). An expert no token
+// chose costs nothing. Then the shared FFN over all rows, and out = shared +
+// routed sum (out = routed sum without shared experts).
+//
+// Deterministic and batch-invariant: a token's routed sum adds its experts'
+// terms in ascending expert index, whatever else the batch holds, and the
+// matmul kernels give each row the same bits at any batch size, split and
+// thread count; so a token's output is bitwise the same alone or in any batch.
+class MoeFeedForward {
+ public:
+  MoeFeedForward(const MoeConfig& c, int64_t hidden);  // throws db::Error via check_moe_config
+
+  // out[t] = the block's output for xn[t] (the FFN-normed hidden state), t < n;
+  // xn and out are n rows of hidden floats; out may alias xn (xn is read in
+  // full before out is written). Checks w with check_moe_layer_weights.
+  void forward(const MoeLayerWeights& w, const float* xn, int64_t n, float* out, ThreadPool& pool);
+
+  const MoeConfig& config() const { return c_; }
+  int64_t hidden() const { return hidden_; }
+
+  // Router statistics of the last forward (all zero / empty before one):
+  // tokens routed to each expert ([n_experts], summing to n * n_experts_used),
+  // and each token's chosen experts and weights ([n][n_experts_used], as route_tokens).
+  const std::vector<int64_t>& tokens_per_expert() const { return tokens_per_expert_; }
+  int64_t last_tokens() const { return last_n_; }
+  const int32_t* last_experts() const { return experts_.data(); }
+  const float* last_weights() const { return weights_.data(); }
+
+ private:
+  void reserve(int64_t n);
+
+  MoeConfig c_;
+  int64_t hidden_;
+  int64_t last_n_ = 0;
+  std::vector<int64_t> tokens_per_expert_;
+  std::vector<int64_t> expert_begin_;  // [n_experts + 1] offsets into assignment_
+  std::vector<int64_t> assignment_;    // token * k + slot, grouped by expert, tokens ascending
+  std::vector<float> logits_;          // [n][n_experts]
+  std::vector<int32_t> experts_;       // [n][k]
+  std::vector<float> weights_;         // [n][k]
+  std::vector<float> routed_;          // [n][hidden] routed sum
+  std::vector<float> xg_, yg_;         // [n][hidden] one expert's gathered inputs / outputs
+  std::vector<float> hg_, ug_;         // [n][max(expert_ffn, shared ffn)] SwiGLU out / up scratch
+};
+
+}  // namespace db
