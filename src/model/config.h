@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "kernels/cpu/rope.h"
+#include "model/mla_config.h"
+#include "model/moe_config.h"
 
 namespace db {
 
@@ -40,18 +42,22 @@ struct ModelConfig {
   int n_layers = 0;             // decoder blocks
   int hidden = 0;               // residual stream width
   int n_heads = 0;              // query heads
-  int n_kv_heads = 0;           // key/value heads (n_heads / n_kv_heads queries share one)
-  int head_dim = 0;             // width of one head
+  int n_kv_heads = 0;           // key/value heads (n_heads / n_kv_heads queries share one; MLA: n_heads)
+  int head_dim = 0;             // width of one head (MLA: of one query/key head, qk_nope + qk_rope)
   int ffn_hidden = 0;           // feed-forward inner width
   int vocab = 0;                // rows of the embedding and the output projection
   int64_t max_context = 0;      // training context length (positions the model was built for)
   float rms_eps = 1e-6f;        // RMSNorm epsilon
   float rope_theta = 10000.0f;  // RoPE base frequency
-  int rope_dims = 0;            // leading dims of each head that RoPE rotates (even, <= head_dim)
+  int rope_dims = 0;            // dims of each head that RoPE rotates (even, <= head_dim): the leading
+                                // ones, or with MLA the trailing qk_rope_dim ones
   kernels::RopeStyle rope_style = kernels::RopeStyle::NEOX;  // INTERLEAVED for GGUF llama, NEOX otherwise
   RopeScaling rope_scaling;                                  // long-context frequency stretch
   bool qkv_bias = false;                                     // q/k/v projections carry biases (qwen2)
   bool tied_embeddings = false;                              // the output projection is the token embedding
+  MlaConfig mla;               // multi-head latent attention (DeepSeek-V2/V3); disabled unless kv_lora_rank > 0
+  MoeConfig moe;               // DeepSeekMoE feed-forward; disabled unless n_experts > 0
+  float mla_norm_eps = 1e-6f;  // RMSNorm epsilon of MLA's q_a / kv_a norms (HF: always 1e-6; GGUF: rms_eps)
 };
 
 // Reads the common decoder hyper-parameters of an opened model. Missing required

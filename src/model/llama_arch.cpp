@@ -11,11 +11,7 @@ namespace {
 // The tensors LlamaDecoder loads, as transformers' LlamaForCausalLM / Qwen2ForCausalLM name them.
 TensorNameMap llama_family_names() {
   TensorNameMap m;
-  m.globals = {
-      {"token_embd.weight", "model.embed_tokens.weight"},
-      {"output_norm.weight", "model.norm.weight"},
-      {"output.weight", "lm_head.weight"},
-  };
+  m.globals = decoder_global_names();
   m.layer_suffixes = {
       {"attn_norm.weight", "input_layernorm.weight"},
       {"attn_q.weight", "self_attn.q_proj.weight"},

@@ -1,12 +1,9 @@
 #include "model/llama_decoder.h"
 
-#include <algorithm>
 #include <cmath>
-#include <string>
 
 #include "kernels/cpu/activations.h"
 #include "kernels/cpu/attention_kv_write.h"
-#include "kernels/cpu/rms_norm.h"
 #include "kernels/cpu/rope.h"
 #include "kernels/matmul.h"
 #include "model/batch_check.h"
@@ -16,40 +13,6 @@
 namespace db {
 
 namespace {
-
-void grow(std::vector<float>& v, int64_t n) {
-  if (v.size() < static_cast<size_t>(n)) v.resize(static_cast<size_t>(n));
-}
-
-void add_rows(float* x, const float* delta, int64_t n_rows, int64_t dim, ThreadPool& pool) {
-  pool.parallel_for(n_rows, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin * dim; i < end * dim; ++i) x[i] += delta[i];
-  });
-}
-
-void rms_norm_rows(const float* x, const std::vector<float>& w, int64_t n_rows, int64_t dim, float eps, float* y,
-                   ThreadPool& pool) {
-  pool.parallel_for(n_rows, [&](int64_t begin, int64_t end) {
-    kernels::rms_norm_rows(x + begin * dim, w.data(), end - begin, dim, eps, y + begin * dim);
-  });
-}
-
-// x += delta, then delta = the RMSNorm of x with weights w (the next block's
-// input): one pass over the rows instead of two, a few rows at a time (the
-// norm sums several rows at once).
-void add_rows_then_norm(float* x, float* delta, const std::vector<float>& w, int64_t n_rows, int64_t dim, float eps,
-                        ThreadPool& pool) {
-  constexpr int64_t kRowsPerPass = 4;
-  pool.parallel_for(n_rows, [&](int64_t begin, int64_t end) {
-    for (int64_t r0 = begin; r0 < end; r0 += kRowsPerPass) {
-      const int64_t rows = std::min(kRowsPerPass, end - r0);
-      float* xr = x + r0 * dim;
-      float* dr = delta + r0 * dim;
-      for (int64_t i = 0; i < rows * dim; ++i) xr[i] += dr[i];
-      kernels::rms_norm_rows(xr, w.data(), rows, dim, eps, dr);
-    }
-  });
-}
 
 void add_bias(float* row, const std::vector<float>& bias) {
   for (size_t i = 0; i < bias.size(); ++i) row[i] += bias[i];
@@ -73,43 +36,14 @@ KVCacheShape LlamaDecoder::kv_cache_shape() const {
   return KVCacheShape::key_value(config_.n_layers, config_.n_kv_heads, config_.head_dim);
 }
 
-void LlamaDecoder::check_kv_store(const KVStore& kv) const {
-  const KVCacheShape want = kv_cache_shape();
-  if (kv.shape() != want)
-    throw Error("KV store shaped for " + kv.shape().describe() + ", model needs " + want.describe());
-}
-
 void LlamaDecoder::reserve(int64_t n, int64_t n_logits) {
   const int64_t q_dim = int64_t{config_.n_heads} * config_.head_dim;
   const int64_t kv_dim = int64_t{config_.n_kv_heads} * config_.head_dim;
-  grow(s_.x, n * config_.hidden);
-  grow(s_.xn, n * config_.hidden);
+  s_.reserve(n, n_logits, config_.hidden, config_.ffn_hidden, config_.rope_dims / 2);
   grow(s_.q, n * q_dim);
   grow(s_.k, n * kv_dim);
   grow(s_.v, n * kv_dim);
   grow(s_.attn, n * q_dim);
-  grow(s_.gate, n * config_.ffn_hidden);
-  grow(s_.up, n * config_.ffn_hidden);
-  grow(s_.final, n_logits * config_.hidden);
-  grow(s_.rope_cos, n * (config_.rope_dims / 2));
-  grow(s_.rope_sin, n * (config_.rope_dims / 2));
-}
-
-void LlamaDecoder::embed(const Batch& batch, ThreadPool& pool) {
-  const int64_t h = config_.hidden;
-  pool.parallel_for(batch.num_tokens(), [&](int64_t begin, int64_t end) {
-    for (int64_t t = begin; t < end; ++t)
-      kernels::dequantize_row(weights_.token_embd, batch.token_ids[static_cast<size_t>(t)], s_.x.data() + t * h);
-  });
-}
-
-void LlamaDecoder::rope_tables(const Batch& batch, ThreadPool& pool) {
-  const int n_pairs = config_.rope_dims / 2;
-  pool.parallel_for(batch.num_tokens(), [&](int64_t begin, int64_t end) {
-    for (int64_t t = begin; t < end; ++t)
-      kernels::rope_angles(batch.positions[static_cast<size_t>(t)], inv_freq_.data(), n_pairs, rope_mscale_,
-                           s_.rope_cos.data() + t * n_pairs, s_.rope_sin.data() + t * n_pairs);
-  });
 }
 
 void LlamaDecoder::attention_block(int layer, const Batch& batch, const AttentionMetadata& attn, KVStore& kv,
@@ -162,29 +96,14 @@ void LlamaDecoder::feed_forward_block(int layer, int64_t n, ThreadPool& pool) {
   const LlamaLayerWeights& w = weights_.layers[static_cast<size_t>(layer)];
   kernels::matmul_swiglu(w.ffn_gate, w.ffn_up, s_.xn.data(), n, s_.gate.data(), s_.up.data(), pool);
   kernels::matmul(w.ffn_down, s_.gate.data(), n, s_.xn.data(), pool);
-  if (layer + 1 < config_.n_layers)
-    add_rows_then_norm(s_.x.data(), s_.xn.data(), weights_.layers[static_cast<size_t>(layer) + 1].attn_norm, n,
-                       config_.hidden, config_.rms_eps, pool);
-  else
-    add_rows(s_.x.data(), s_.xn.data(), n, config_.hidden, pool);
-}
-
-void LlamaDecoder::project_logits(const Batch& batch, ThreadPool& pool, std::vector<float>& logits) {
-  const int64_t n_logits = static_cast<int64_t>(batch.logits_indices.size()), h = config_.hidden;
-  pool.parallel_for(n_logits, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      const int64_t row = batch.logits_indices[static_cast<size_t>(i)];
-      kernels::rms_norm(s_.x.data() + row * h, weights_.output_norm.data(), h, config_.rms_eps,
-                        s_.final.data() + i * h);
-    }
-  });
-  logits.resize(static_cast<size_t>(n_logits) * static_cast<size_t>(config_.vocab));
-  if (n_logits > 0) kernels::matmul(weights_.output, s_.final.data(), n_logits, logits.data(), pool);
+  const bool last = layer + 1 == config_.n_layers;
+  add_block_output(s_, last ? nullptr : &weights_.layers[static_cast<size_t>(layer) + 1].attn_norm, n, config_.hidden,
+                   config_.rms_eps, pool);
 }
 
 void LlamaDecoder::forward(const Batch& batch, const AttentionMetadata& attn, KVStore& kv, ThreadPool& pool,
                            std::vector<float>& logits) {
-  check_kv_store(kv);
+  check_kv_shape(kv, kv_cache_shape());
   check_batch(batch, attn, kv, config_.vocab);
   const int64_t n = batch.num_tokens();
   if (n == 0) {
@@ -192,14 +111,13 @@ void LlamaDecoder::forward(const Batch& batch, const AttentionMetadata& attn, KV
     return;
   }
   reserve(n, static_cast<int64_t>(batch.logits_indices.size()));
-  embed(batch, pool);
-  rope_tables(batch, pool);
-  rms_norm_rows(s_.x.data(), weights_.layers.front().attn_norm, n, config_.hidden, config_.rms_eps, s_.xn.data(), pool);
+  start_step(batch, weights_.token_embd, inv_freq_, config_.rope_dims / 2, rope_mscale_,
+             weights_.layers.front().attn_norm, config_.hidden, config_.rms_eps, s_, pool);
   for (int layer = 0; layer < config_.n_layers; ++layer) {
     attention_block(layer, batch, attn, kv, pool);
     feed_forward_block(layer, n, pool);
   }
-  project_logits(batch, pool, logits);
+  project_logits(batch, weights_, config_.hidden, config_.vocab, config_.rms_eps, s_, logits, pool);
 }
 
 }  // namespace db

@@ -4,7 +4,7 @@
 #include <memory>
 #include <vector>
 
-#include "kernels/cpu/attention.h"
+#include "model/decoder_steps.h"
 #include "model/llama_weights.h"
 #include "model/model.h"
 #include "model/model_source.h"
@@ -26,31 +26,19 @@ class LlamaDecoder : public Model {
                std::vector<float>& logits) override;
 
  private:
-  // Activations of one step, reused across steps (grown, never shrunk).
-  struct Scratch {
-    std::vector<float> x;      // [n_tokens][hidden] residual stream
-    std::vector<float> xn;     // [n_tokens][hidden] normed input / projection output
-    std::vector<float> q;      // [n_tokens][n_heads * head_dim]
-    std::vector<float> k;      // [n_tokens][n_kv_heads * head_dim]
-    std::vector<float> v;      // [n_tokens][n_kv_heads * head_dim]
-    std::vector<float> attn;   // [n_tokens][n_heads * head_dim]
-    std::vector<float> gate;   // [n_tokens][ffn_hidden]
-    std::vector<float> up;     // [n_tokens][ffn_hidden]
-    std::vector<float> final;  // [n_logits][hidden] normed rows that get logits
-    std::vector<float> rope_cos;  // [n_tokens][rope_dims / 2] the step's RoPE factors, shared by all layers
-    std::vector<float> rope_sin;  // [n_tokens][rope_dims / 2]
-    kernels::AttentionWorkspace attention;
+  // Activations of one step besides DecoderScratch's (grown, never shrunk).
+  struct Scratch : DecoderScratch {
+    std::vector<float> q;     // [n_tokens][n_heads * head_dim]
+    std::vector<float> k;     // [n_tokens][n_kv_heads * head_dim]
+    std::vector<float> v;     // [n_tokens][n_kv_heads * head_dim]
+    std::vector<float> attn;  // [n_tokens][n_heads * head_dim]
   };
 
-  void check_kv_store(const KVStore& kv) const;
   void reserve(int64_t n_tokens, int64_t n_logits);
-  void embed(const Batch& batch, ThreadPool& pool);
-  void rope_tables(const Batch& batch, ThreadPool& pool);
   // Each block reads its normed input from s_.xn, adds its output to the
   // residual s_.x, and leaves the next block's normed input in s_.xn.
   void attention_block(int layer, const Batch& batch, const AttentionMetadata& attn, KVStore& kv, ThreadPool& pool);
   void feed_forward_block(int layer, int64_t n_tokens, ThreadPool& pool);
-  void project_logits(const Batch& batch, ThreadPool& pool, std::vector<float>& logits);
 
   std::unique_ptr<ModelSource> src_;  // keeps the mapped weights alive
   ModelConfig config_;

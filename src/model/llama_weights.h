@@ -5,8 +5,8 @@
 #pragma once
 #include <vector>
 
-#include "kernels/packed_weights.h"
 #include "model/config.h"
+#include "model/weight_loading.h"
 #include "tensor/tensor.h"
 #include "util/thread_pool.h"
 
@@ -29,12 +29,9 @@ struct LlamaLayerWeights {
   TensorView ffn_down;           // {hidden, ffn_hidden}
 };
 
-struct LlamaWeights {
-  TensorView token_embd;  // {vocab, hidden}
+// token_embd, output_norm, output and the packed store (model/weight_loading.h), then the layers.
+struct LlamaWeights : DecoderGlobalWeights {
   std::vector<LlamaLayerWeights> layers;
-  std::vector<float> output_norm;  // [hidden]
-  TensorView output;               // {vocab, hidden}; the token embedding when tied
-  kernels::PackedWeightStore packed;  // owns the repacked matrices the views above may point into
 };
 
 // Finds every tensor by its GGUF name and checks its shape and dtype; throws

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "model/deepseek_arch.h"
 #include "model/llama_arch.h"
 
 namespace db {
@@ -9,6 +10,7 @@ namespace db {
 const std::vector<Architecture>& architectures() {
   static const std::vector<Architecture> all = [] {
     std::vector<Architecture> v = {
+        deepseek2_architecture(),
         llama_architecture(),
         qwen2_architecture(),
     };

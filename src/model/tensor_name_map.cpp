@@ -15,4 +15,12 @@ std::string TensorNameMap::hf_name(const std::string& gguf_name) const {
   return "model.layers." + layer + "." + it->second;
 }
 
+std::map<std::string, std::string> decoder_global_names() {
+  return {
+      {"token_embd.weight", "model.embed_tokens.weight"},
+      {"output_norm.weight", "model.norm.weight"},
+      {"output.weight", "lm_head.weight"},
+  };
+}
+
 }  // namespace db

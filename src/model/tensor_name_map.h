@@ -16,4 +16,8 @@ struct TensorNameMap {
   std::string hf_name(const std::string& gguf_name) const;
 };
 
+// The whole-model tensors every decoder loads (token_embd, output_norm, output:
+// model/weight_loading.h), as transformers' *ForCausalLM name them.
+std::map<std::string, std::string> decoder_global_names();
+
 }  // namespace db

@@ -1,0 +1,181 @@
+#include "model/deepseek_decoder.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "kernels/cpu/attention_kv_write.h"
+#include "kernels/cpu/rms_norm.h"
+#include "kernels/cpu/rope.h"
+#include "kernels/matmul.h"
+#include "model/batch_check.h"
+#include "model/rope_frequencies.h"
+#include "util/error.h"
+
+namespace db {
+
+namespace {
+
+// Copies the `width` floats at `col` of each of n rows (row_stride apart) into buf
+// [n][width] (gather), or back from it (scatter, gather == false).
+void regroup(float* rows, int64_t row_stride, int64_t col, float* buf, int64_t n, int64_t width, bool gather,
+             ThreadPool& pool) {
+  pool.parallel_for(n, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      float* r = rows + t * row_stride + col;
+      float* b = buf + t * width;
+      std::memcpy(gather ? b : r, gather ? r : b, static_cast<size_t>(width) * sizeof(float));
+    }
+  });
+}
+
+}  // namespace
+
+std::unique_ptr<Model> make_deepseek_decoder(std::unique_ptr<ModelSource> src, ThreadPool* load_pool) {
+  ModelConfig config = read_model_config(*src);
+  return std::make_unique<DeepseekDecoder>(std::move(src), std::move(config), load_pool);
+}
+
+DeepseekDecoder::DeepseekDecoder(std::unique_ptr<ModelSource> src, ModelConfig config, ThreadPool* load_pool)
+    : src_(std::move(src)), config_(std::move(config)) {
+  if (!config_.mla.enabled()) throw Error(src_->path() + ": DeepseekDecoder needs MLA (kv_lora_rank > 0)");
+  weights_ = load_deepseek_weights(*src_, config_, load_pool);
+  inv_freq_ = rope_inv_freq(config_);
+  rope_mscale_ = rope_mscale(config_);
+  if (config_.moe.enabled()) moe_ = std::make_unique<MoeFeedForward>(config_.moe, config_.hidden);
+}
+
+KVCacheShape DeepseekDecoder::kv_cache_shape() const {
+  return KVCacheShape::latent(config_.n_layers, config_.mla.kv_lora_rank, config_.mla.qk_rope_dim);
+}
+
+void DeepseekDecoder::reserve(int64_t n, int64_t n_logits) {
+  const MlaConfig& a = config_.mla;
+  const int64_t heads = config_.n_heads, row = a.kv_lora_rank + a.qk_rope_dim;
+  s_.reserve(n, n_logits, config_.hidden, config_.ffn_hidden, a.qk_rope_dim / 2);
+  grow(s_.q_a, n * a.q_lora_rank);
+  grow(s_.q, n * heads * a.qk_head_dim());
+  grow(s_.kv_a, n * row);
+  grow(s_.q_abs, n * heads * row);
+  grow(s_.lat, n * heads * a.kv_lora_rank);
+  grow(s_.head_in, n * std::max(a.qk_nope_dim, a.kv_lora_rank));
+  grow(s_.head_out, n * std::max(a.kv_lora_rank, a.v_head_dim));
+  grow(s_.attn, n * heads * a.v_head_dim);
+}
+
+void DeepseekDecoder::project_qkv(const MlaLayerWeights& w, int64_t n, ThreadPool& pool) {
+  const MlaConfig& a = config_.mla;
+  const int64_t row = a.kv_lora_rank + a.qk_rope_dim, q_dim = int64_t{config_.n_heads} * a.qk_head_dim();
+  if (a.q_lora_rank > 0) {
+    const kernels::MatmulTask tasks[2] = {{&w.attn_q_a, s_.q_a.data()}, {&w.attn_kv_a, s_.kv_a.data()}};
+    kernels::matmul_group(tasks, 2, s_.xn.data(), n, pool);
+    norm_rows(s_.q_a.data(), w.q_a_norm, n, a.q_lora_rank, config_.mla_norm_eps, s_.q_a.data(), pool);
+    kernels::matmul(w.attn_q_b, s_.q_a.data(), n, s_.q.data(), pool);
+  } else {
+    const kernels::MatmulTask tasks[2] = {{&w.attn_q, s_.q.data()}, {&w.attn_kv_a, s_.kv_a.data()}};
+    kernels::matmul_group(tasks, 2, s_.xn.data(), n, pool);
+  }
+  const int n_pairs = a.qk_rope_dim / 2;
+  pool.parallel_for(n, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      float* kv = s_.kv_a.data() + t * row;
+      kernels::rms_norm(kv, w.kv_a_norm.data(), a.kv_lora_rank, config_.mla_norm_eps, kv);
+      const float* cos_v = s_.rope_cos.data() + t * n_pairs;
+      const float* sin_v = s_.rope_sin.data() + t * n_pairs;
+      // The rope part is the last qk_rope dims of each q head, and all of k_pe.
+      kernels::rope_rotate(s_.q.data() + t * q_dim + a.qk_nope_dim, config_.n_heads, a.qk_head_dim(), n_pairs,
+                           config_.rope_style, cos_v, sin_v);
+      kernels::rope_rotate(kv + a.kv_lora_rank, 1, a.qk_rope_dim, n_pairs, config_.rope_style, cos_v, sin_v);
+    }
+  });
+}
+
+void DeepseekDecoder::absorb_queries(const MlaLayerWeights& w, int64_t n, ThreadPool& pool) {
+  const MlaConfig& a = config_.mla;
+  const int heads = config_.n_heads;
+  const int64_t qk = a.qk_head_dim(), c = a.kv_lora_rank, row = c + a.qk_rope_dim;
+  for (int h = 0; h < heads; ++h) {  // one head's q_nope rows, contiguous, through its W_UK^T
+    regroup(s_.q.data(), heads * qk, h * qk, s_.head_in.data(), n, a.qk_nope_dim, true, pool);
+    kernels::matmul(w.uk_t[static_cast<size_t>(h)], s_.head_in.data(), n, s_.head_out.data(), pool);
+    regroup(s_.q_abs.data(), heads * row, h * row, s_.head_out.data(), n, c, false, pool);
+  }
+  // q_pe after the absorbed part: it meets k_pe, the last qk_rope values of the cached row.
+  pool.parallel_for(n, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t)
+      for (int h = 0; h < heads; ++h)
+        std::memcpy(s_.q_abs.data() + (t * heads + h) * row + c, s_.q.data() + (t * heads + h) * qk + a.qk_nope_dim,
+                    static_cast<size_t>(a.qk_rope_dim) * sizeof(float));
+  });
+}
+
+void DeepseekDecoder::expand_values(const MlaLayerWeights& w, int64_t n, ThreadPool& pool) {
+  const MlaConfig& a = config_.mla;
+  const int heads = config_.n_heads;
+  const int64_t c = a.kv_lora_rank, v = a.v_head_dim;
+  for (int h = 0; h < heads; ++h) {  // one head's latent outputs, contiguous, through its W_UV
+    regroup(s_.lat.data(), heads * c, h * c, s_.head_in.data(), n, c, true, pool);
+    kernels::matmul(w.uv[static_cast<size_t>(h)], s_.head_in.data(), n, s_.head_out.data(), pool);
+    regroup(s_.attn.data(), heads * v, h * v, s_.head_out.data(), n, v, false, pool);
+  }
+}
+
+void DeepseekDecoder::attention_block(int layer, const Batch& batch, const AttentionMetadata& attn, KVStore& kv,
+                                      ThreadPool& pool) {
+  const MlaLayerWeights& w = weights_.layers[static_cast<size_t>(layer)];
+  const MlaConfig& a = config_.mla;
+  const int64_t n = batch.num_tokens(), row = a.kv_lora_rank + a.qk_rope_dim;
+  project_qkv(w, n, pool);
+
+  // Rows go to distinct slots (check_batch verified the mapping), so the threads split them.
+  const auto out = kernels::PagedKVLayerOut::keys_only(kv.k_layer(layer), kv.dtype(), kv.num_slots(), row);
+  pool.parallel_for(n, [&](int64_t begin, int64_t end) {
+    kernels::write_kv_rows(s_.kv_a.data() + begin * row, nullptr, row, end - begin, attn.slot_mapping.data() + begin,
+                           out);
+  });
+
+  absorb_queries(w, n, pool);
+  const auto layer_kv = kernels::PagedKVLayer::latent(kv.k_layer(layer), kv.dtype(), kv.num_slots(),
+                                                      static_cast<int>(row), a.kv_lora_rank);
+  const kernels::AttentionQueries queries{s_.q_abs.data(),         config_.n_heads,    batch.num_seqs(),
+                                          batch.query_start.data(), batch.positions.data(), attn.block_tables.data(),
+                                          attn.block_size,         a.softmax_scale};
+  kernels::paged_attention(queries, layer_kv, s_.lat.data(), s_.attention, pool);
+  expand_values(w, n, pool);
+
+  kernels::matmul(w.attn_output, s_.attn.data(), n, s_.xn.data(), pool);
+  add_rows_then_norm(s_.x.data(), s_.xn.data(), w.ffn_norm, n, config_.hidden, config_.rms_eps, pool);
+}
+
+void DeepseekDecoder::feed_forward_block(int layer, int64_t n, ThreadPool& pool) {
+  const MlaLayerWeights& w = weights_.layers[static_cast<size_t>(layer)];
+  if (config_.moe.is_moe_layer(layer)) {
+    moe_->forward(w.moe, s_.xn.data(), n, s_.xn.data(), pool);
+  } else {
+    kernels::matmul_swiglu(w.ffn_gate, w.ffn_up, s_.xn.data(), n, s_.gate.data(), s_.up.data(), pool);
+    kernels::matmul(w.ffn_down, s_.gate.data(), n, s_.xn.data(), pool);
+  }
+  const bool last = layer + 1 == config_.n_layers;
+  add_block_output(s_, last ? nullptr : &weights_.layers[static_cast<size_t>(layer) + 1].attn_norm, n, config_.hidden,
+                   config_.rms_eps, pool);
+}
+
+void DeepseekDecoder::forward(const Batch& batch, const AttentionMetadata& attn, KVStore& kv, ThreadPool& pool,
+                              std::vector<float>& logits) {
+  check_kv_shape(kv, kv_cache_shape());
+  check_batch(batch, attn, kv, config_.vocab);
+  const int64_t n = batch.num_tokens();
+  if (n == 0) {
+    logits.clear();
+    return;
+  }
+  reserve(n, static_cast<int64_t>(batch.logits_indices.size()));
+  start_step(batch, weights_.token_embd, inv_freq_, config_.mla.qk_rope_dim / 2, rope_mscale_,
+             weights_.layers.front().attn_norm, config_.hidden, config_.rms_eps, s_, pool);
+  for (int layer = 0; layer < config_.n_layers; ++layer) {
+    attention_block(layer, batch, attn, kv, pool);
+    feed_forward_block(layer, n, pool);
+  }
+  project_logits(batch, weights_, config_.hidden, config_.vocab, config_.rms_eps, s_, logits, pool);
+}
+
+}  // namespace db

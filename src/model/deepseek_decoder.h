@@ -1,0 +1,76 @@
+// The DeepSeek-V2/V3 decoder: pre-norm blocks of multi-head latent attention
+// (MLA, run in its weight-absorbed form over a latent KV cache) and a SwiGLU
+// feed-forward that is dense in the first moe.leading_dense_layers blocks and
+// DeepSeekMoE (model/moe_feed_forward.h) after them.
+//
+// Attention of one block, per token (n = qk_nope, r = qk_rope, c = kv_lora, v = v_head_dim):
+//   q      = attn_q x, or attn_q_b RMSNorm(attn_q_a x)      [n_heads][n | r]
+//   kv_a   = attn_kv_a_mqa x                                [c | r]
+//   latent = RMSNorm(kv_a[:c]), k_pe = kv_a[c:]; q's r part and k_pe are roped
+//            (adjacent pairs, YaRN frequencies); [latent | k_pe] is the cached row
+//   q_abs_h = [W_UK_h^T q_nope_h | q_pe_h]                  (c + r)
+//   o_h    = softmax(scale * q_abs_h . rows) . latents      (paged attention, one
+//            kv head of width c + r whose values are the first c: V aliases K)
+//   out    = attn_output [W_UV_h o_h]_h
+// This equals the reference's decompressed attention (k_nope_h = W_UK_h latent,
+// v_h = W_UV_h latent) up to float summation order.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "model/decoder_steps.h"
+#include "model/deepseek_weights.h"
+#include "model/model.h"
+#include "model/model_source.h"
+#include "model/moe_feed_forward.h"
+
+namespace db {
+
+// Registry factory for "deepseek2".
+std::unique_ptr<Model> make_deepseek_decoder(std::unique_ptr<ModelSource> src, ThreadPool* load_pool);
+
+class DeepseekDecoder : public Model {
+ public:
+  DeepseekDecoder(std::unique_ptr<ModelSource> src, ModelConfig config, ThreadPool* load_pool = nullptr);
+
+  const ModelConfig& config() const override { return config_; }
+  // Latent: one row of kv_lora_rank + qk_rope_dim per token and layer; V = its first kv_lora_rank.
+  KVCacheShape kv_cache_shape() const override;
+  void forward(const Batch& batch, const AttentionMetadata& attn, KVStore& kv, ThreadPool& pool,
+               std::vector<float>& logits) override;
+
+ private:
+  // Activations of one step besides DecoderScratch's (grown, never shrunk).
+  struct Scratch : DecoderScratch {
+    std::vector<float> q_a;       // [n][q_lora] (q compression only)
+    std::vector<float> q;         // [n][n_heads][qk_nope + qk_rope]
+    std::vector<float> kv_a;      // [n][kv_lora + qk_rope]: becomes the cached row [latent | k_pe]
+    std::vector<float> q_abs;     // [n][n_heads][kv_lora + qk_rope]
+    std::vector<float> lat;       // [n][n_heads][kv_lora] attention output in latent space
+    std::vector<float> head_in;   // [n][max(qk_nope, kv_lora)] one head's rows, contiguous
+    std::vector<float> head_out;  // [n][max(kv_lora, v_head_dim)] their product with the head's matrix
+    std::vector<float> attn;      // [n][n_heads * v_head_dim]
+  };
+
+  void reserve(int64_t n, int64_t n_logits);
+  // Blocks read their normed input from s_.xn, add their output to s_.x and leave
+  // the next block's normed input in s_.xn.
+  void attention_block(int layer, const Batch& batch, const AttentionMetadata& attn, KVStore& kv, ThreadPool& pool);
+  // s_.q and s_.kv_a from s_.xn; kv_a normed and roped into the cache row, q's rope part roped.
+  void project_qkv(const MlaLayerWeights& w, int64_t n, ThreadPool& pool);
+  // s_.q_abs from s_.q: per head W_UK_h^T q_nope_h, then q_pe_h.
+  void absorb_queries(const MlaLayerWeights& w, int64_t n, ThreadPool& pool);
+  // s_.attn from s_.lat: per head W_UV_h o_h.
+  void expand_values(const MlaLayerWeights& w, int64_t n, ThreadPool& pool);
+  void feed_forward_block(int layer, int64_t n, ThreadPool& pool);
+
+  std::unique_ptr<ModelSource> src_;
+  ModelConfig config_;
+  DeepseekWeights weights_;
+  std::vector<float> inv_freq_;  // qk_rope / 2 YaRN frequencies
+  float rope_mscale_ = 1.0f;     // YaRN cos/sin factor
+  std::unique_ptr<MoeFeedForward> moe_;  // null for a dense model
+  Scratch s_;
+};
+
+}  // namespace db

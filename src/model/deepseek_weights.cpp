@@ -1,0 +1,219 @@
+#include "model/deepseek_weights.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+
+#include "io/gguf.h"
+#include "io/hf_checkpoint.h"
+#include "kernels/dequantize.h"
+#include "kernels/matmul.h"
+#include "model/deepseek_arch.h"
+#include "model/model_source.h"
+#include "util/error.h"
+
+namespace db {
+
+namespace {
+
+// Rows [r0, r0 + n) of a Rows-layout tensor of any rank, viewed as a {n, cols} matrix.
+TensorView row_view(const TensorView& t, int64_t r0, int64_t n) {
+  TensorView v = t;
+  v.shape = {n, t.cols()};
+  v.data = t.row(r0);
+  return v;
+}
+
+// W_UK_h^T for every head, as one f32 block [n_heads][kv_lora][nope], from the combined
+// kv_b {n_heads * (nope + v), kv_lora} whose rows h*(nope+v) + i (i < nope) are W_UK_h.
+std::unique_ptr<float[]> transpose_uk(const TensorView& kv_b, const MlaConfig& a, int n_heads) {
+  const int64_t nope = a.qk_nope_dim, c = a.kv_lora_rank, per_head = nope + a.v_head_dim;
+  auto out = std::make_unique<float[]>(static_cast<size_t>(n_heads * c * nope));
+  std::vector<float> row(static_cast<size_t>(c));
+  for (int64_t h = 0; h < n_heads; ++h)
+    for (int64_t i = 0; i < nope; ++i) {
+      kernels::dequantize_row(kv_b, h * per_head + i, row.data());
+      for (int64_t j = 0; j < c; ++j) out[static_cast<size_t>((h * c + j) * nope + i)] = row[static_cast<size_t>(j)];
+    }
+  return out;
+}
+
+void load_absorbed_kv_b(const ModelSource& src, const ModelConfig& cfg, const std::string& p, MlaLayerWeights& w,
+                        DeepseekWeights& all, const MatrixPreparer& prepare) {
+  const MlaConfig& a = cfg.mla;
+  const int64_t heads = cfg.n_heads, nope = a.qk_nope_dim, c = a.kv_lora_rank, v = a.v_head_dim;
+  w.uk_t.resize(static_cast<size_t>(heads));
+  w.uv.resize(static_cast<size_t>(heads));
+  if (src.find(p + "attn_k_b.weight")) {  // llama.cpp's split form: per-head W_UK^T and W_UV as stored
+    const TensorView k_b = expect_tensor(src, p + "attn_k_b.weight", {heads, c, nope});
+    const TensorView v_b = expect_tensor(src, p + "attn_v_b.weight", {heads, v, c});
+    for (int64_t h = 0; h < heads; ++h) {
+      w.uk_t[static_cast<size_t>(h)] = prepare(row_view(k_b, h * c, c));
+      w.uv[static_cast<size_t>(h)] = prepare(row_view(v_b, h * v, v));
+    }
+    return;
+  }
+  const TensorView kv_b = expect_tensor(src, p + "attn_kv_b.weight", {heads * (nope + v), c});
+  all.f32.push_back(transpose_uk(kv_b, a, static_cast<int>(heads)));  // before prepare() may release kv_b's pages
+  const float* uk = all.f32.back().get();
+  for (int64_t h = 0; h < heads; ++h) {
+    TensorView t;
+    t.dtype = DType::F32;
+    t.shape = {c, nope};
+    t.data = uk + h * c * nope;
+    w.uk_t[static_cast<size_t>(h)] = prepare(t);
+    w.uv[static_cast<size_t>(h)] = prepare(row_view(kv_b, h * (nope + v) + nope, v));
+  }
+}
+
+void load_attention(const ModelSource& src, const ModelConfig& c, const std::string& p, MlaLayerWeights& w,
+                    DeepseekWeights& all, const MatrixPreparer& prepare) {
+  const MlaConfig& a = c.mla;
+  const int64_t hidden = c.hidden, q_dim = int64_t{c.n_heads} * a.qk_head_dim();
+  w.attn_norm = load_f32(src, p + "attn_norm.weight", hidden);
+  if (a.q_lora_rank > 0) {
+    w.attn_q_a = prepare(expect_tensor(src, p + "attn_q_a.weight", {a.q_lora_rank, hidden}));
+    w.q_a_norm = load_f32(src, p + "attn_q_a_norm.weight", a.q_lora_rank);
+    w.attn_q_b = prepare(expect_tensor(src, p + "attn_q_b.weight", {q_dim, a.q_lora_rank}));
+  } else {
+    w.attn_q = prepare(expect_tensor(src, p + "attn_q.weight", {q_dim, hidden}));
+  }
+  w.attn_kv_a = prepare(expect_tensor(src, p + "attn_kv_a_mqa.weight", {a.kv_lora_rank + a.qk_rope_dim, hidden}));
+  w.kv_a_norm = load_f32(src, p + "attn_kv_a_norm.weight", a.kv_lora_rank);
+  load_absorbed_kv_b(src, c, p, w, all, prepare);
+  w.attn_output = prepare(expect_tensor(src, p + "attn_output.weight", {hidden, int64_t{c.n_heads} * a.v_head_dim}));
+  w.ffn_norm = load_f32(src, p + "ffn_norm.weight", hidden);
+}
+
+ExpertWeights load_ffn(const ModelSource& src, const std::string& p, const std::string& suffix, int64_t ffn,
+                       int64_t hidden, const MatrixPreparer& prepare) {
+  ExpertWeights e;
+  e.gate = prepare(expect_tensor(src, p + "ffn_gate" + suffix + ".weight", {ffn, hidden}));
+  e.up = prepare(expect_tensor(src, p + "ffn_up" + suffix + ".weight", {ffn, hidden}));
+  e.down = prepare(expect_tensor(src, p + "ffn_down" + suffix + ".weight", {hidden, ffn}));
+  return e;
+}
+
+const char* gguf_expert_name(ExpertProj proj) {
+  return proj == ExpertProj::Gate ? "ffn_gate_exps" : proj == ExpertProj::Up ? "ffn_up_exps" : "ffn_down_exps";
+}
+
+const char* hf_expert_proj(ExpertProj proj) {
+  return proj == ExpertProj::Gate ? "gate_proj" : proj == ExpertProj::Up ? "up_proj" : "down_proj";
+}
+
+MoeLayerWeights load_moe(const ModelSource& src, const ModelConfig& c, int layer, const MatrixPreparer& prepare) {
+  const MoeConfig& m = c.moe;
+  const std::string p = "blk." + std::to_string(layer) + ".";
+  const int64_t hidden = c.hidden, ffn = m.expert_ffn;
+  MoeLayerWeights w;
+  w.router = load_f32(src, p + "ffn_gate_inp.weight", m.n_experts, hidden);
+  if (src.find(p + "exp_probs_b.bias")) w.score_bias = load_f32(src, p + "exp_probs_b.bias", m.n_experts);
+  if (src.gguf()) {  // check the stacked tensors once, naming them
+    expect_tensor(src, p + "ffn_gate_exps.weight", {m.n_experts, ffn, hidden});
+    expect_tensor(src, p + "ffn_up_exps.weight", {m.n_experts, ffn, hidden});
+    expect_tensor(src, p + "ffn_down_exps.weight", {m.n_experts, hidden, ffn});
+  }
+  auto expert = [&](ExpertProj proj, int e, std::vector<int64_t> shape) {
+    TensorView t = expert_matrix(src, layer, proj, e);
+    check_tensor(
+        src,
+        src.gguf() ? p + gguf_expert_name(proj) + ".weight" : deepseek_hf_expert_name(layer, e, hf_expert_proj(proj)),
+        t, shape);
+    return prepare(t);
+  };
+  w.experts.resize(static_cast<size_t>(m.n_experts));
+  for (int e = 0; e < m.n_experts; ++e) {
+    ExpertWeights& x = w.experts[static_cast<size_t>(e)];
+    x.gate = expert(ExpertProj::Gate, e, {ffn, hidden});
+    x.up = expert(ExpertProj::Up, e, {ffn, hidden});
+    x.down = expert(ExpertProj::Down, e, {hidden, ffn});
+  }
+  if (m.n_shared_experts > 0) w.shared = load_ffn(src, p, "_shexp", ffn * m.n_shared_experts, hidden, prepare);
+  check_moe_layer_weights(m, hidden, w);
+  return w;
+}
+
+MlaLayerWeights load_layer(const ModelSource& src, const ModelConfig& c, int layer, DeepseekWeights& all,
+                           const MatrixPreparer& prepare) {
+  const std::string p = "blk." + std::to_string(layer) + ".";
+  MlaLayerWeights w;
+  load_attention(src, c, p, w, all, prepare);
+  if (c.moe.is_moe_layer(layer)) {
+    w.moe = load_moe(src, c, layer, prepare);
+  } else {
+    const ExpertWeights d = load_ffn(src, p, "", c.ffn_hidden, c.hidden, prepare);
+    w.ffn_gate = d.gate;
+    w.ffn_up = d.up;
+    w.ffn_down = d.down;
+  }
+  return w;
+}
+
+// The layer number of a tensor named "<prefix><N>.<rest>"; nullopt for other names.
+std::optional<int64_t> layer_of(const std::string& name, const std::string& prefix) {
+  if (name.compare(0, prefix.size(), prefix) != 0) return std::nullopt;
+  const size_t dot = name.find('.', prefix.size());
+  if (dot == std::string::npos || dot == prefix.size()) return std::nullopt;
+  const std::string n = name.substr(prefix.size(), dot - prefix.size());
+  if (n.find_first_not_of("0123456789") != std::string::npos || n.size() > 9) return std::nullopt;
+  return std::stoll(n);
+}
+
+// One stderr line about the tensors of layers this model does not run: DeepSeek-V3's
+// multi-token-prediction ("nextn") layers, stored past block_count / num_hidden_layers.
+void note_unused_layers(const ModelSource& src, const ModelConfig& c) {
+  std::vector<std::string> names;
+  std::string prefix;
+  if (src.gguf()) {
+    for (const GGUFTensorInfo& t : src.gguf()->tensor_infos()) names.push_back(t.name);
+    prefix = "blk.";
+  } else {
+    names = src.hf()->tensor_names();
+    prefix = "model.layers.";
+  }
+  int64_t skipped = 0, first = -1;
+  for (const std::string& n : names) {
+    const auto layer = layer_of(n, prefix);
+    const bool nextn = n.find(".nextn.") != std::string::npos;
+    if (!nextn && (!layer || *layer < c.n_layers)) continue;
+    ++skipped;
+    if (layer && (first < 0 || *layer < first)) first = *layer;
+  }
+  if (skipped == 0) return;
+  std::fprintf(stderr, "note: %s: skipping %lld tensors of unused layers (from %s%lld; multi-token prediction)\n",
+               src.path().c_str(), static_cast<long long>(skipped), prefix.c_str(), static_cast<long long>(first));
+}
+
+}  // namespace
+
+TensorView expert_matrix(const ModelSource& src, int layer, ExpertProj proj, int e) {
+  if (src.gguf())
+    return expert_slice(src.tensor("blk." + std::to_string(layer) + "." + gguf_expert_name(proj) + ".weight"), e);
+  const HFCheckpoint& hf = *src.hf();
+  const std::string name = deepseek_hf_expert_name(layer, e, hf_expert_proj(proj));
+  if (auto t = hf.find(name)) return *t;
+  // transformers >= 5 saves the experts fused: gate_up_proj {E, 2 * ffn, hidden}, down_proj {E, hidden, ffn}.
+  const std::string fused = "model.layers." + std::to_string(layer) + ".mlp.experts." +
+                            (proj == ExpertProj::Down ? "down_proj" : "gate_up_proj");
+  auto t = hf.find(fused);
+  if (!t) throw Error(src.path() + ": missing tensor '" + name + "'");
+  TensorView x = expert_slice(*t, e);
+  if (proj == ExpertProj::Down) return x;
+  const int64_t ffn = x.shape[0] / 2;
+  return row_view(x, proj == ExpertProj::Gate ? 0 : ffn, ffn);
+}
+
+DeepseekWeights load_deepseek_weights(const ModelSource& src, const ModelConfig& c, ThreadPool* pool) {
+  note_unused_layers(src, c);
+  DeepseekWeights w;
+  const MatrixPreparer prepare{src, w.packed, pool};
+  load_token_embedding(src, c, w);
+  w.layers.reserve(static_cast<size_t>(c.n_layers));
+  for (int l = 0; l < c.n_layers; ++l) w.layers.push_back(load_layer(src, c, l, w, prepare));
+  load_output_head(src, c, prepare, w);
+  return w;
+}
+
+}  // namespace db

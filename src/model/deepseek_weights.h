@@ -1,0 +1,66 @@
+// The tensors of a DeepSeek-V2/V3 decoder (MLA attention, dense or DeepSeekMoE
+// feed-forward), from a GGUF "deepseek2" file (legacy attn_kv_b or split
+// attn_k_b / attn_v_b) or a DeepSeek checkpoint. Matrices are views into the
+// mapped file in their stored dtype, or repacked copies (kernels/packed_weights.h);
+// norms, router and biases are small f32 copies.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/config.h"
+#include "model/moe_feed_forward.h"
+#include "model/weight_loading.h"
+#include "tensor/tensor.h"
+#include "util/thread_pool.h"
+
+namespace db {
+
+class ModelSource;
+
+// MLA's weight-absorbed attention per head h (n = qk_nope, c = kv_lora, v = v_head_dim):
+//   q_abs_h = W_UK_h^T q_nope_h     (k_nope_h . q_nope_h = latent . q_abs_h)
+//   out_h   = W_UV_h (attention-weighted latent)
+struct MlaLayerWeights {
+  std::vector<float> attn_norm;  // [hidden]
+  TensorView attn_q;             // {n_heads * qk_head, hidden}; no q compression only
+  TensorView attn_q_a;           // {q_lora, hidden}; q compression only
+  std::vector<float> q_a_norm;   // [q_lora]; q compression only
+  TensorView attn_q_b;           // {n_heads * qk_head, q_lora}; q compression only
+  TensorView attn_kv_a;          // {kv_lora + qk_rope, hidden}: [latent | k_pe]
+  std::vector<float> kv_a_norm;  // [kv_lora]
+  std::vector<TensorView> uk_t;  // per head: W_UK_h^T {kv_lora, qk_nope} (y = W x maps q_nope to the latent)
+  std::vector<TensorView> uv;    // per head: W_UV_h {v_head_dim, kv_lora}
+  TensorView attn_output;        // {hidden, n_heads * v_head_dim}
+  std::vector<float> ffn_norm;   // [hidden]
+  // Dense layers (layer < moe.leading_dense_layers, or every layer without MoE):
+  TensorView ffn_gate, ffn_up;  // {ffn_hidden, hidden}
+  TensorView ffn_down;          // {hidden, ffn_hidden}
+  // MoE layers:
+  MoeLayerWeights moe;
+};
+
+// token_embd, output_norm, output and the packed store (model/weight_loading.h), then the layers.
+struct DeepseekWeights : DecoderGlobalWeights {
+  std::vector<MlaLayerWeights> layers;
+  std::vector<std::unique_ptr<float[]>> f32;  // owns the f32 matrices built at load (W_UK^T from attn_kv_b)
+};
+
+enum class ExpertProj { Gate, Up, Down };
+
+// Routed expert `e`'s matrix `proj` of layer `layer`, in either format: GGUF, the
+// 2-D slice of the stacked blk.L.ffn_{gate,up,down}_exps.weight {n_experts, rows, cols};
+// a checkpoint, DeepSeek's per-expert model.layers.L.mlp.experts.E.{gate,up,down}_proj.weight,
+// or else transformers' fused mlp.experts.gate_up_proj {n_experts, 2 * ffn, hidden}
+// (gate rows first) / mlp.experts.down_proj {n_experts, hidden, ffn}. Unchecked shape;
+// throws db::Error naming the tensor when none is found.
+TensorView expert_matrix(const ModelSource& src, int layer, ExpertProj proj, int e);
+
+// Finds every tensor by its GGUF name and checks its shape and dtype; throws
+// db::Error naming the file, the tensor, and the expected and found shape.
+// Matrices are repacked on `pool` when given. Tensors the model does not use (the
+// multi-token-prediction layers of V3: blk.N.nextn.* and layers past block_count)
+// are skipped with one note on stderr.
+DeepseekWeights load_deepseek_weights(const ModelSource& src, const ModelConfig& c, ThreadPool* pool = nullptr);
+
+}  // namespace db

@@ -1,0 +1,72 @@
+#include "model/weight_loading.h"
+
+#include "io/gguf.h"
+#include "io/mapped_range.h"
+#include "kernels/dequantize.h"
+#include "kernels/matmul.h"
+#include "model/model_source.h"
+#include "util/error.h"
+
+namespace db {
+
+namespace {
+
+std::string shape_str(const std::vector<int64_t>& s) {
+  TensorView v;
+  v.shape = s;
+  return v.shape_str();
+}
+
+// True if t's bytes lie inside the mapping of a GGUF source (a checkpoint's
+// tensors may live in memory of their own).
+bool in_file_mapping(const ModelSource& src, const TensorView& t) {
+  if (src.gguf() == nullptr) return false;
+  const MappedFile& m = src.gguf()->mapping();
+  const auto begin = reinterpret_cast<uintptr_t>(m.data()), p = reinterpret_cast<uintptr_t>(t.data);
+  return m.data() != nullptr && p >= begin && p - begin <= m.size() && t.nbytes() <= m.size() - (p - begin);
+}
+
+}  // namespace
+
+void check_tensor(const ModelSource& src, const std::string& stored, const TensorView& t,
+                  const std::vector<int64_t>& shape) {
+  if (t.shape != shape)
+    throw Error(src.path() + ": tensor '" + stored + "' has shape " + t.shape_str() + ", expected " + shape_str(shape));
+  if (!kernels::can_dequantize(t.dtype))
+    throw Error(src.path() + ": tensor '" + stored + "' has dtype " + dtype_name(t.dtype) +
+                ", which this build cannot compute with");
+}
+
+TensorView expect_tensor(const ModelSource& src, const std::string& name, const std::vector<int64_t>& shape) {
+  TensorView t = src.tensor(name);
+  check_tensor(src, src.stored_name(name), t, shape);
+  return t;
+}
+
+std::vector<float> load_f32(const ModelSource& src, const std::string& name, int64_t rows, int64_t cols) {
+  const std::vector<int64_t> shape = cols == 0 ? std::vector<int64_t>{rows} : std::vector<int64_t>{rows, cols};
+  TensorView t = expect_tensor(src, name, shape);
+  const int64_t n_rows = cols == 0 ? 1 : rows, row_len = cols == 0 ? rows : cols;
+  std::vector<float> out(static_cast<size_t>(n_rows * row_len));
+  for (int64_t r = 0; r < n_rows; ++r) kernels::dequantize_row(t, r, out.data() + r * row_len);
+  return out;
+}
+
+TensorView MatrixPreparer::operator()(const TensorView& w, bool keep_source) const {
+  TensorView out = packed.prepare(w, pool);
+  if (out.data != w.data && !keep_source && in_file_mapping(src, w)) release_mapped_range(w.data, w.nbytes());
+  return out;
+}
+
+void load_token_embedding(const ModelSource& src, const ModelConfig& c, DecoderGlobalWeights& w) {
+  w.token_embd = expect_tensor(src, "token_embd.weight", {c.vocab, c.hidden});
+}
+
+void load_output_head(const ModelSource& src, const ModelConfig& c, const MatrixPreparer& prepare,
+                      DecoderGlobalWeights& w) {
+  w.output_norm = load_f32(src, "output_norm.weight", c.hidden);
+  w.output = c.tied_embeddings ? prepare(w.token_embd, /*keep_source=*/true)
+                               : prepare(expect_tensor(src, "output.weight", {c.vocab, c.hidden}));
+}
+
+}  // namespace db
