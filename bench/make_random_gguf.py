@@ -57,9 +57,9 @@ routing spreads over all 64 experts. Norm weights are 1.
 
 Examples:
   python3 bench/make_random_gguf.py --shape deepseek-v2-lite \
-      --tokenizer-json ../shared/tokenizers/deepseek-v3 --out /tmp/random-deepseek-v2-lite-q4_0.gguf
+      --tokenizer-json tests/data/tokenizer/deepseek-v3 --out /tmp/random-deepseek-v2-lite-q4_0.gguf
   python3 bench/make_random_gguf.py --shape deepseek-v2-lite --split-kv --type q4_k --k-fallback q8_0 \
-      --tokenizer-json ../shared/tokenizers/deepseek-v3 --out /tmp/random-deepseek-v2-lite-q4_k.gguf
+      --tokenizer-json tests/data/tokenizer/deepseek-v3 --out /tmp/random-deepseek-v2-lite-q4_k.gguf
   python3 bench/make_random_gguf.py --shape moonlight-16b-a3b \
       --tokenizer-json tests/data/tokenizer/deepseek-v3 --out /tmp/random-moonlight-16b-a3b-q4_0.gguf
   python3 bench/make_random_gguf.py --shape r1-qwen-1.5b \
