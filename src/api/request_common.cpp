@@ -66,8 +66,10 @@ void parse_sampling(const Json& body, SamplingParams& p) {
     p.temperature = static_cast<float>(*v);
   }
   if (auto v = opt_number(body, "top_p")) {
-    if (!(*v > 0.0 && *v <= 1.0)) reject_value("top_p", "in (0, 1]", *v);
-    p.top_p = static_cast<float>(*v);
+    // Checked as the float the sampler gets: a tiny positive double rounds to 0.
+    const float top_p = static_cast<float>(*v);
+    if (!(top_p > 0.0f && top_p <= 1.0f)) reject_value("top_p", "in (0, 1]", *v);
+    p.top_p = top_p;
   }
   if (auto v = opt_integer(body, "top_k", -1, INT32_MAX)) p.top_k = static_cast<int32_t>(*v);
   if (auto v = opt_number(body, "min_p")) {

@@ -149,6 +149,7 @@ TEST(CompletionRequest, OutOfRangeValuesNameTheParam) {
       {R"({"prompt": "x", "temperature": 2.5})", "temperature"},
       {R"({"prompt": "x", "top_p": 0})", "top_p"},
       {R"({"prompt": "x", "top_p": 1.5})", "top_p"},
+      {R"({"prompt": "x", "top_p": 1e-300})", "top_p"},  // positive, but 0 as a float
       {R"({"prompt": "x", "top_k": -2})", "top_k"},
       {R"({"prompt": "x", "min_p": 1.5})", "min_p"},
       {R"({"prompt": "x", "n": 0})", "n"},
