@@ -18,12 +18,24 @@ void matmul(const TensorView& W, const float* X, int64_t n_tokens, float* Y, Thr
 // One product of a group that shares its input rows: Y = X * W^T as in matmul().
 struct MatmulTask {
   const TensorView* w;  // weight {out, in}; every task of a group has the same `in`
-  float* y;             // n_tokens rows of w->rows() floats
+  float* y;             // n_tokens rows of w->rows() floats, ldy floats apart
+  int64_t ldy = 0;      // 0: w->rows() (contiguous rows)
 };
 
 // Runs every task of the group in one parallel region, quantizing the shared
 // activations once per block format. Each output equals matmul()'s bit for bit.
 void matmul_group(const MatmulTask* tasks, int n_tasks, const float* X, int64_t n_tokens, ThreadPool& pool);
+
+// Rows between consecutive inputs of matmul_stacked: n_tokens rounded up to a
+// whole tile of activations.
+int64_t stacked_rows(int64_t n_tokens);
+
+// Products that each have their own input rows, run in one parallel region
+// (e.g. one small product per attention head): task i computes
+// Y_i = X_i * W_i^T for n_tokens rows, where X_i = X + i * stacked_rows(n_tokens) * in
+// (rows past n_tokens in each X_i are padding, never read). Every task's weight
+// has the same `in` and dtype. Each output equals matmul()'s bit for bit.
+void matmul_stacked(const MatmulTask* tasks, int n_tasks, const float* X, int64_t n_tokens, ThreadPool& pool);
 
 // The feed-forward gate: out[t, o] = silu(gate . x_t) * (up . x_t), with the two
 // products computed and combined row range by row range in one parallel region

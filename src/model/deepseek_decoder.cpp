@@ -16,18 +16,8 @@ namespace db {
 
 namespace {
 
-// Copies the `width` floats at `col` of each of n rows (row_stride apart) into buf
-// [n][width] (gather), or back from it (scatter, gather == false).
-void regroup(float* rows, int64_t row_stride, int64_t col, float* buf, int64_t n, int64_t width, bool gather,
-             ThreadPool& pool) {
-  pool.parallel_for(n, [&](int64_t begin, int64_t end) {
-    for (int64_t t = begin; t < end; ++t) {
-      float* r = rows + t * row_stride + col;
-      float* b = buf + t * width;
-      std::memcpy(gather ? b : r, gather ? r : b, static_cast<size_t>(width) * sizeof(float));
-    }
-  });
-}
+// Below this many floats a copy runs on the calling thread: a fork costs more.
+constexpr int64_t kSerialCopyFloats = 16384;
 
 }  // namespace
 
@@ -58,8 +48,7 @@ void DeepseekDecoder::reserve(int64_t n, int64_t n_logits) {
   grow(s_.kv_a, n * row);
   grow(s_.q_abs, n * heads * row);
   grow(s_.lat, n * heads * a.kv_lora_rank);
-  grow(s_.head_in, n * std::max(a.qk_nope_dim, a.kv_lora_rank));
-  grow(s_.head_out, n * std::max(a.kv_lora_rank, a.v_head_dim));
+  grow(s_.heads_in, heads * kernels::stacked_rows(n) * std::max(a.qk_nope_dim, a.kv_lora_rank));
   grow(s_.attn, n * heads * a.v_head_dim);
 }
 
@@ -90,33 +79,43 @@ void DeepseekDecoder::project_qkv(const MlaLayerWeights& w, int64_t n, ThreadPoo
   });
 }
 
+void DeepseekDecoder::per_head_products(const std::vector<TensorView>& mats, const float* in, int64_t ld_in,
+                                        int64_t width, int64_t n, float* out, int64_t ld_out, ThreadPool& pool) {
+  const auto heads = static_cast<int64_t>(mats.size());
+  const int64_t stride = kernels::stacked_rows(n) * width, head_in = ld_in / heads, head_out = ld_out / heads;
+  float* stacked = s_.heads_in.data();
+  const auto gather = [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t)
+      for (int64_t h = 0; h < heads; ++h)
+        std::memcpy(stacked + h * stride + t * width, in + t * ld_in + h * head_in,
+                    static_cast<size_t>(width) * sizeof(float));
+  };
+  if (n * heads * width < kSerialCopyFloats) gather(0, n); else pool.parallel_for(n, gather);
+  s_.head_tasks.resize(static_cast<size_t>(heads));
+  for (int64_t h = 0; h < heads; ++h) s_.head_tasks[static_cast<size_t>(h)] = {&mats[static_cast<size_t>(h)], out + h * head_out, ld_out};
+  kernels::matmul_stacked(s_.head_tasks.data(), static_cast<int>(heads), stacked, n, pool);
+}
+
 void DeepseekDecoder::absorb_queries(const MlaLayerWeights& w, int64_t n, ThreadPool& pool) {
   const MlaConfig& a = config_.mla;
   const int heads = config_.n_heads;
   const int64_t qk = a.qk_head_dim(), c = a.kv_lora_rank, row = c + a.qk_rope_dim;
-  for (int h = 0; h < heads; ++h) {  // one head's q_nope rows, contiguous, through its W_UK^T
-    regroup(s_.q.data(), heads * qk, h * qk, s_.head_in.data(), n, a.qk_nope_dim, true, pool);
-    kernels::matmul(w.uk_t[static_cast<size_t>(h)], s_.head_in.data(), n, s_.head_out.data(), pool);
-    regroup(s_.q_abs.data(), heads * row, h * row, s_.head_out.data(), n, c, false, pool);
-  }
+  per_head_products(w.uk_t, s_.q.data(), heads * qk, a.qk_nope_dim, n, s_.q_abs.data(), heads * row, pool);
   // q_pe after the absorbed part: it meets k_pe, the last qk_rope values of the cached row.
-  pool.parallel_for(n, [&](int64_t begin, int64_t end) {
+  const auto copy_pe = [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t)
       for (int h = 0; h < heads; ++h)
         std::memcpy(s_.q_abs.data() + (t * heads + h) * row + c, s_.q.data() + (t * heads + h) * qk + a.qk_nope_dim,
                     static_cast<size_t>(a.qk_rope_dim) * sizeof(float));
-  });
+  };
+  if (n * heads * a.qk_rope_dim < kSerialCopyFloats) copy_pe(0, n); else pool.parallel_for(n, copy_pe);
 }
 
 void DeepseekDecoder::expand_values(const MlaLayerWeights& w, int64_t n, ThreadPool& pool) {
   const MlaConfig& a = config_.mla;
   const int heads = config_.n_heads;
-  const int64_t c = a.kv_lora_rank, v = a.v_head_dim;
-  for (int h = 0; h < heads; ++h) {  // one head's latent outputs, contiguous, through its W_UV
-    regroup(s_.lat.data(), heads * c, h * c, s_.head_in.data(), n, c, true, pool);
-    kernels::matmul(w.uv[static_cast<size_t>(h)], s_.head_in.data(), n, s_.head_out.data(), pool);
-    regroup(s_.attn.data(), heads * v, h * v, s_.head_out.data(), n, v, false, pool);
-  }
+  per_head_products(w.uv, s_.lat.data(), heads * a.kv_lora_rank, a.kv_lora_rank, n, s_.attn.data(),
+                    heads * a.v_head_dim, pool);
 }
 
 void DeepseekDecoder::attention_block(int layer, const Batch& batch, const AttentionMetadata& attn, KVStore& kv,

@@ -18,6 +18,7 @@
 #include <memory>
 #include <vector>
 
+#include "kernels/matmul.h"
 #include "model/decoder_steps.h"
 #include "model/deepseek_weights.h"
 #include "model/model.h"
@@ -47,9 +48,9 @@ class DeepseekDecoder : public Model {
     std::vector<float> kv_a;      // [n][kv_lora + qk_rope]: becomes the cached row [latent | k_pe]
     std::vector<float> q_abs;     // [n][n_heads][kv_lora + qk_rope]
     std::vector<float> lat;       // [n][n_heads][kv_lora] attention output in latent space
-    std::vector<float> head_in;   // [n][max(qk_nope, kv_lora)] one head's rows, contiguous
-    std::vector<float> head_out;  // [n][max(kv_lora, v_head_dim)] their product with the head's matrix
+    std::vector<float> heads_in;  // [n_heads][stacked_rows(n)][max(qk_nope, kv_lora)] per-head inputs, stacked
     std::vector<float> attn;      // [n][n_heads * v_head_dim]
+    std::vector<kernels::MatmulTask> head_tasks;  // [n_heads] one product per head
   };
 
   void reserve(int64_t n, int64_t n_logits);
@@ -62,6 +63,11 @@ class DeepseekDecoder : public Model {
   void absorb_queries(const MlaLayerWeights& w, int64_t n, ThreadPool& pool);
   // s_.attn from s_.lat: per head W_UV_h o_h.
   void expand_values(const MlaLayerWeights& w, int64_t n, ThreadPool& pool);
+  // out[t][h] (ld_out floats per token) = mats[h] . in[t][h] (ld_in floats per
+  // token, `width` read from each head's start) for every head: the heads' rows
+  // stacked, then all heads' products in one parallel region.
+  void per_head_products(const std::vector<TensorView>& mats, const float* in, int64_t ld_in, int64_t width,
+                         int64_t n, float* out, int64_t ld_out, ThreadPool& pool);
   void feed_forward_block(int layer, int64_t n, ThreadPool& pool);
 
   std::unique_ptr<ModelSource> src_;

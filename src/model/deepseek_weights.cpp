@@ -9,6 +9,7 @@
 #include "io/hf_checkpoint.h"
 #include "kernels/dequantize.h"
 #include "kernels/matmul.h"
+#include "kernels/quantize.h"
 #include "model/deepseek_arch.h"
 #include "model/model_source.h"
 #include "util/error.h"
@@ -25,17 +26,33 @@ TensorView row_view(const TensorView& t, int64_t r0, int64_t n) {
   return v;
 }
 
-// W_UK_h^T for every head, as one f32 block [n_heads][kv_lora][nope], from the combined
-// kv_b {n_heads * (nope + v), kv_lora} whose rows h*(nope+v) + i (i < nope) are W_UK_h.
-std::unique_ptr<float[]> transpose_uk(const TensorView& kv_b, const MlaConfig& a, int n_heads) {
+// The type W_UK^T is stored in when it is built from a combined attn_kv_b of
+// type t: t itself for the float types (a transpose is exact in them); Q8_0 for
+// quantized ones, whose blocks run along the other axis (the values are those
+// of attn_kv_b rounded once more to 8 bits, as a quantizer writing the split
+// attn_k_b would; a quarter of F32's bytes, read once per token), F32 when the
+// rows are not whole Q8_0 blocks.
+DType built_uk_type(DType t, int64_t nope) {
+  if (t == DType::F32 || t == DType::F16 || t == DType::BF16) return t;
+  return nope % block_size(DType::Q8_0) == 0 ? DType::Q8_0 : DType::F32;
+}
+
+// W_UK_h^T for every head, as one block [n_heads][kv_lora] of rows of `nope`
+// elements of type t, from the combined kv_b {n_heads * (nope + v), kv_lora}
+// whose rows h*(nope+v) + i (i < nope) are W_UK_h.
+std::unique_ptr<uint8_t[]> transpose_uk(const TensorView& kv_b, const MlaConfig& a, int n_heads, DType t) {
   const int64_t nope = a.qk_nope_dim, c = a.kv_lora_rank, per_head = nope + a.v_head_dim;
-  auto out = std::make_unique<float[]>(static_cast<size_t>(n_heads * c * nope));
-  std::vector<float> row(static_cast<size_t>(c));
-  for (int64_t h = 0; h < n_heads; ++h)
+  const size_t out_row = row_bytes(t, nope);
+  auto out = std::make_unique<uint8_t[]>(static_cast<size_t>(n_heads * c) * out_row);
+  std::vector<float> head(static_cast<size_t>(nope * c)), row(static_cast<size_t>(c)), col(static_cast<size_t>(nope));
+  for (int64_t h = 0; h < n_heads; ++h) {
     for (int64_t i = 0; i < nope; ++i) {
       kernels::dequantize_row(kv_b, h * per_head + i, row.data());
-      for (int64_t j = 0; j < c; ++j) out[static_cast<size_t>((h * c + j) * nope + i)] = row[static_cast<size_t>(j)];
+      for (int64_t j = 0; j < c; ++j) head[static_cast<size_t>(j * nope + i)] = row[static_cast<size_t>(j)];
     }
+    for (int64_t j = 0; j < c; ++j)
+      kernels::quantize_row(t, head.data() + j * nope, out.get() + static_cast<size_t>(h * c + j) * out_row, nope);
+  }
   return out;
 }
 
@@ -55,13 +72,15 @@ void load_absorbed_kv_b(const ModelSource& src, const ModelConfig& cfg, const st
     return;
   }
   const TensorView kv_b = expect_tensor(src, p + "attn_kv_b.weight", {heads * (nope + v), c});
-  all.f32.push_back(transpose_uk(kv_b, a, static_cast<int>(heads)));  // before prepare() may release kv_b's pages
-  const float* uk = all.f32.back().get();
+  const DType uk_type = built_uk_type(kv_b.dtype, nope);
+  // Built before prepare() may release kv_b's pages.
+  all.built.push_back(transpose_uk(kv_b, a, static_cast<int>(heads), uk_type));
+  const uint8_t* uk = all.built.back().get();
   for (int64_t h = 0; h < heads; ++h) {
     TensorView t;
-    t.dtype = DType::F32;
+    t.dtype = uk_type;
     t.shape = {c, nope};
-    t.data = uk + h * c * nope;
+    t.data = uk + static_cast<size_t>(h * c) * row_bytes(uk_type, nope);
     w.uk_t[static_cast<size_t>(h)] = prepare(t);
     w.uv[static_cast<size_t>(h)] = prepare(row_view(kv_b, h * (nope + v) + nope, v));
   }

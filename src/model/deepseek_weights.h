@@ -2,8 +2,10 @@
 // feed-forward), from a GGUF "deepseek2" file (legacy attn_kv_b or split
 // attn_k_b / attn_v_b) or a DeepSeek checkpoint. Matrices are views into the
 // mapped file in their stored dtype, or repacked copies (kernels/packed_weights.h);
-// norms, router and biases are small f32 copies.
+// norms, router and biases are small f32 copies; W_UK^T built from a combined
+// attn_kv_b is owned here (its type: built_uk_type in deepseek_weights.cpp).
 #pragma once
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,7 +45,7 @@ struct MlaLayerWeights {
 // token_embd, output_norm, output and the packed store (model/weight_loading.h), then the layers.
 struct DeepseekWeights : DecoderGlobalWeights {
   std::vector<MlaLayerWeights> layers;
-  std::vector<std::unique_ptr<float[]>> f32;  // owns the f32 matrices built at load (W_UK^T from attn_kv_b)
+  std::vector<std::unique_ptr<uint8_t[]>> built;  // owns the matrices built at load (W_UK^T from attn_kv_b)
 };
 
 enum class ExpertProj { Gate, Up, Down };

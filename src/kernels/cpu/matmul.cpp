@@ -70,7 +70,8 @@ struct RowTiling {
 };
 
 // Runs row tiles [row_tile_begin, row_tile_end) over all tokens, calling
-// kernel(tile, row tile index) for each (row tile, token tile).
+// kernel(tile, row tile index) for each (row tile, token tile). Token t of the
+// product is input token base.t0 + t (stacked inputs) and output row t.
 template <class Kernel>
 void run_tiles(const RowTiling& tiling, const Kernel& kernel, GemmTile base, int64_t rows, int64_t n_tokens,
                int64_t chunk_tokens, int64_t row_tile_begin, int64_t row_tile_end) {
@@ -86,7 +87,7 @@ void run_tiles(const RowTiling& tiling, const Kernel& kernel, GemmTile base, int
       tile.w = w0 + rt * tiling.bytes;
       tile.nr = static_cast<int>(std::min<int64_t>(tiling.rows, rows - r0));
       for (int64_t t0 = tc; t0 < tc_end; t0 += tiling.tokens) {
-        tile.t0 = t0;
+        tile.t0 = base.t0 + t0;
         tile.nt = static_cast<int>(std::min<int64_t>(tiling.tokens, tc_end - t0));
         tile.y = y0 + t0 * base.ldy + r0;
         kernel(tile, rt);
@@ -126,7 +127,8 @@ constexpr int64_t kChunkWeightBytes = 256 * 1024;
 // Tokens per chunk's worth of work per weight byte (see prepare()).
 constexpr int64_t kTokensPerChunkPass = 16;
 
-// One product of a group, ready to run: its kernel, tile template and chunking.
+// One product of a group, ready to run: its kernel, tile template (base.t0:
+// its first input token among the group's, see run_tiles) and chunking.
 struct Product {
   GemmTileFn fn;
   const PanelKernels* expanded = nullptr;  // set: expand each group once for its token tiles
@@ -142,15 +144,18 @@ struct Product {
   int64_t tile_begin(int64_t c) const { return row_tiles * c / n_chunks; }
 };
 
-// The activations of one step in every format and layout a group needs (prepared lazily, once).
+// The activations of one step in every format and layout a group needs
+// (prepared lazily, once): n_tokens rows of X, of which `rows` are tokens.
 class SharedActs {
  public:
-  SharedActs(const GemmKernels& k, const float* X, int64_t n_tokens, int64_t cols, ThreadPool& pool)
-      : k_(k), x_(X), n_tokens_(n_tokens), cols_(cols), pool_(pool) {}
+  SharedActs(const GemmKernels& k, const float* X, int64_t n_tokens, int64_t cols, ThreadPool& pool,
+             TokenRows rows = {})
+      : k_(k), x_(X), n_tokens_(n_tokens), cols_(cols), pool_(pool), rows_(rows) {}
+  int64_t n_tokens() const { return n_tokens_; }
   const QuantizedActs* get(int block, ActLayout layout) {
     const int i = (block == 32 ? 0 : 1) + (layout == ActLayout::Tiles ? 2 : 0);
     if (!ready_[i]) {
-      acts_[i] = quantize_acts(k_, block, layout, x_, n_tokens_, cols_, pool_);
+      acts_[i] = quantize_acts(k_, block, layout, x_, n_tokens_, cols_, pool_, rows_);
       ready_[i] = true;
     }
     return &acts_[i];
@@ -159,7 +164,7 @@ class SharedActs {
   // regrouped in tiles unless there is a single token.
   const float* float_tiles() {
     if (n_tokens_ == 1) return x_;
-    if (float_tiles_ == nullptr) float_tiles_ = tile_float_acts(x_, n_tokens_, cols_, pool_);
+    if (float_tiles_ == nullptr) float_tiles_ = tile_float_acts(x_, n_tokens_, cols_, pool_, rows_);
     return float_tiles_;
   }
 
@@ -168,13 +173,16 @@ class SharedActs {
   const float* x_;
   int64_t n_tokens_, cols_;
   ThreadPool& pool_;
+  TokenRows rows_;
   QuantizedActs acts_[4]{};
   bool ready_[4] = {false, false, false, false};
   const float* float_tiles_ = nullptr;
 };
 
-Product prepare(const GemmKernels& k, IsaLevel level, const TensorView& W, const float* X, int64_t n_tokens, float* Y,
-                SharedActs& acts, int threads) {
+// Prepares task `task` over n_tokens tokens starting at input token t_base of `acts`.
+Product prepare(const GemmKernels& k, IsaLevel level, const MatmulTask& task, const float* X, int64_t n_tokens,
+                int64_t t_base, SharedActs& acts, int threads) {
+  const TensorView& W = *task.w;
   Product p{};
   p.fn = kernel_for(k, W);
   DB_CHECK(p.fn != nullptr, "no " + dtype_name(W.dtype) + " kernel at level " + isa_name(level));
@@ -190,8 +198,9 @@ Product prepare(const GemmKernels& k, IsaLevel level, const TensorView& W, const
   else
     p.tiling = {k.tile_rows, p.base.w_stride * k.tile_rows, k.tile_tokens, true};
   p.base.cols = W.cols();
-  p.base.y = Y;
-  p.base.ldy = p.rows;
+  p.base.y = task.y;
+  p.base.ldy = task.ldy > 0 ? task.ldy : p.rows;
+  p.base.t0 = t_base;
   int64_t act_row_bytes = W.cols() * static_cast<int64_t>(sizeof(float));
   if (is_quantized(W.dtype)) {
     // The panel kernels read token-interleaved tiles (their token tiles never straddle one).
@@ -201,7 +210,7 @@ Product prepare(const GemmKernels& k, IsaLevel level, const TensorView& W, const
     act_row_bytes = p.base.acts->qs_stride;
   } else if (p.float_panels) {
     p.base.x = acts.float_tiles();
-    p.base.x_kstride = n_tokens == 1 ? 1 : kActTileTokens;
+    p.base.x_kstride = acts.n_tokens() == 1 ? 1 : kActTileTokens;
   } else {
     p.base.x = X;
   }
@@ -239,6 +248,7 @@ void run_float_panels(const Product& p, int64_t n_tokens, int64_t c) {
   const int64_t cols = p.base.cols, k_block = n_tokens > kPanelTileTokens ? kFloatPanelKBlock : cols;
   const int64_t g0 = p.tile_begin(c), g1 = p.tile_begin(c + 1);
   GemmTile tile = p.base;
+  const int64_t t_base = p.base.t0;
   for (int64_t k0 = 0; k0 < cols; k0 += k_block) {
     tile.k0 = k0;
     tile.k1 = std::min(cols, k0 + k_block);
@@ -247,10 +257,10 @@ void run_float_panels(const Product& p, int64_t n_tokens, int64_t c) {
       tile.w = p.base.w + g * p.tiling.bytes;
       tile.nr = static_cast<int>(std::min<int64_t>(kPanelRows, p.rows - r0));
       for (int64_t t0 = 0; t0 < n_tokens; t0 += kPanelTileTokens) {
-        tile.t0 = t0;
+        tile.t0 = t_base + t0;
         tile.nt = static_cast<int>(std::min<int64_t>(kPanelTileTokens, n_tokens - t0));
         tile.y = p.base.y + t0 * p.base.ldy + r0;
-        tile.x = p.base.x + t0 * cols;  // token tile t0 / 16 (or the single token)
+        tile.x = p.base.x + tile.t0 * cols;  // token tile tile.t0 / 16 (or the single token)
         p.fn(tile);
       }
     }
@@ -328,30 +338,34 @@ bool check_group(const MatmulTask* tasks, int n_tasks, const float* X, int64_t n
   return any && n_tokens > 0;
 }
 
+// Runs a group in one parallel region. Shared input (stride 0): every task
+// reads X's n_tokens rows. Stacked (stride > 0): task i reads rows
+// [i * stride, i * stride + n_tokens) of X.
 void matmul_group_isa(IsaLevel level, const MatmulTask* tasks, int n_tasks, const float* X, int64_t n_tokens,
-                      ThreadPool& pool) {
+                      int64_t stride, ThreadPool& pool) {
   if (!isa_supported(level))
     throw Error(std::string("matmul: ISA level ") + isa_name(level) + " is not supported by this CPU");
   if (!check_group(tasks, n_tasks, X, n_tokens)) return;
   const int64_t cols = tasks[0].w->cols();
   if (cols == 0) {
-    for (int i = 0; i < n_tasks; ++i) std::fill(tasks[i].y, tasks[i].y + n_tokens * tasks[i].w->rows(), 0.0f);
+    for (int i = 0; i < n_tasks; ++i) {
+      const int64_t rows = tasks[i].w->rows(), ldy = tasks[i].ldy > 0 ? tasks[i].ldy : rows;
+      for (int64_t t = 0; t < n_tokens; ++t) std::fill_n(tasks[i].y + t * ldy, rows, 0.0f);
+    }
     return;
   }
   const GemmKernels& k = gemm_kernels(level);
-  SharedActs acts(k, X, n_tokens, cols, pool);
-  constexpr int kMaxTasks = 8;
-  DB_CHECK(n_tasks <= kMaxTasks, "matmul_group: at most 8 tasks");
-  Product products[kMaxTasks];
-  int64_t first_chunk[kMaxTasks + 1] = {0};
+  SharedActs acts = stride > 0 ? SharedActs(k, X, stride * n_tasks, cols, pool, TokenRows{stride, n_tokens})
+                               : SharedActs(k, X, n_tokens, cols, pool);
+  std::vector<Product> products(static_cast<size_t>(n_tasks));
+  std::vector<int64_t> first_chunk(static_cast<size_t>(n_tasks) + 1, 0);
   for (int i = 0; i < n_tasks; ++i) {
-    products[i] = prepare(k, level, *tasks[i].w, X, n_tokens, tasks[i].y, acts, pool.size());
+    products[i] = prepare(k, level, tasks[i], X, n_tokens, i * stride, acts, pool.size());
     if (tasks[i].w->rows() == 0) products[i].n_chunks = 0;
     first_chunk[i + 1] = first_chunk[i] + products[i].n_chunks;
   }
   pool.parallel_chunks(first_chunk[n_tasks], [&](int64_t c) {
-    int i = 0;
-    while (c >= first_chunk[i + 1]) ++i;
+    const auto i = std::upper_bound(first_chunk.begin(), first_chunk.end(), c) - first_chunk.begin() - 1;
     run_chunk(products[i], n_tokens, c - first_chunk[i]);
   });
 }
@@ -360,7 +374,7 @@ void matmul_group_isa(IsaLevel level, const MatmulTask* tasks, int n_tasks, cons
 
 void matmul_isa(IsaLevel level, const TensorView& W, const float* X, int64_t n_tokens, float* Y, ThreadPool& pool) {
   const MatmulTask task{&W, Y};
-  matmul_group_isa(level, &task, 1, X, n_tokens, pool);
+  matmul_group_isa(level, &task, 1, X, n_tokens, 0, pool);
 }
 
 void matmul(const TensorView& W, const float* X, int64_t n_tokens, float* Y, ThreadPool& pool) {
@@ -368,7 +382,13 @@ void matmul(const TensorView& W, const float* X, int64_t n_tokens, float* Y, Thr
 }
 
 void matmul_group(const MatmulTask* tasks, int n_tasks, const float* X, int64_t n_tokens, ThreadPool& pool) {
-  matmul_group_isa(cpu_features().level, tasks, n_tasks, X, n_tokens, pool);
+  matmul_group_isa(cpu_features().level, tasks, n_tasks, X, n_tokens, 0, pool);
+}
+
+int64_t stacked_rows(int64_t n_tokens) { return (n_tokens + kActTileTokens - 1) / kActTileTokens * kActTileTokens; }
+
+void matmul_stacked(const MatmulTask* tasks, int n_tasks, const float* X, int64_t n_tokens, ThreadPool& pool) {
+  matmul_group_isa(cpu_features().level, tasks, n_tasks, X, n_tokens, stacked_rows(n_tokens), pool);
 }
 
 void matmul_swiglu(const TensorView& gate, const TensorView& up, const float* X, int64_t n_tokens, float* out,
@@ -385,7 +405,7 @@ void matmul_swiglu(const TensorView& gate, const TensorView& up, const float* X,
   }
   const GemmKernels& k = gemm_kernels(level);
   SharedActs acts(k, X, n_tokens, gate.cols(), pool);
-  Product g = prepare(k, level, gate, X, n_tokens, out, acts, pool.size());
+  Product g = prepare(k, level, tasks[0], X, n_tokens, 0, acts, pool.size());
   if (const GemmSwigluTileFn fused = fused_swiglu_for(k, gate, up)) {
     const auto* up0 = static_cast<const uint8_t*>(up.data);
     if (g.expanded != nullptr && g.expanded->expanded_swiglu != nullptr) {
@@ -398,9 +418,9 @@ void matmul_swiglu(const TensorView& gate, const TensorView& up, const float* X,
     });
     return;
   }
-  Product u = prepare(k, level, up, X, n_tokens, up_scratch, acts, pool.size());
+  Product u = prepare(k, level, tasks[1], X, n_tokens, 0, acts, pool.size());
   if (g.tiling.rows != u.tiling.rows) {  // differently laid out: the chunks would cover different rows
-    matmul_group_isa(level, tasks, 2, X, n_tokens, pool);
+    matmul_group_isa(level, tasks, 2, X, n_tokens, 0, pool);
     for (int64_t t = 0; t < n_tokens; ++t) swiglu(out + t * rows, up_scratch + t * rows, rows, out + t * rows);
     return;
   }

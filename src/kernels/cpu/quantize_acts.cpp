@@ -91,7 +91,7 @@ void quantize_tiled_row(const GemmKernels& k, const QuantizedActs& a, const floa
 }  // namespace
 
 QuantizedActs quantize_acts(const GemmKernels& k, int block, ActLayout layout, const float* X, int64_t n_tokens,
-                            int64_t cols, ThreadPool& pool) {
+                            int64_t cols, ThreadPool& pool, TokenRows rows) {
   const bool tiles = layout == ActLayout::Tiles;
   QuantizedActs a{};
   a.n_tokens = n_tokens;
@@ -125,6 +125,7 @@ QuantizedActs quantize_acts(const GemmKernels& k, int block, ActLayout layout, c
   }
   auto quantize_rows = [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
+      if (!rows.holds(t)) continue;
       const float* x = X + t * cols;
       const int64_t v = t * a.nblocks;
       if (tiles)
@@ -141,7 +142,7 @@ QuantizedActs quantize_acts(const GemmKernels& k, int block, ActLayout layout, c
   return a;
 }
 
-const float* tile_float_acts(const float* X, int64_t n_tokens, int64_t cols, ThreadPool& pool) {
+const float* tile_float_acts(const float* X, int64_t n_tokens, int64_t cols, ThreadPool& pool, TokenRows rows) {
   const int64_t tiles = (n_tokens + kActTileTokens - 1) / kActTileTokens;
   auto* out = reinterpret_cast<float*>(scratch(4, static_cast<size_t>(tiles * cols * kActTileTokens) * sizeof(float)));
   auto regroup = [&](int64_t begin, int64_t end) {
@@ -149,6 +150,7 @@ const float* tile_float_acts(const float* X, int64_t n_tokens, int64_t cols, Thr
       const int64_t t0 = tile * kActTileTokens, nt = std::min<int64_t>(kActTileTokens, n_tokens - t0);
       float* dst = out + tile * cols * kActTileTokens;
       for (int64_t l = 0; l < nt; ++l) {
+        if (!rows.holds(t0 + l)) continue;
         const float* src = X + (t0 + l) * cols;
         for (int64_t k = 0; k < cols; ++k) dst[k * kActTileTokens + l] = src[k];
       }

@@ -11,18 +11,29 @@
 
 namespace db::kernels {
 
+// Which rows of X are tokens: all of them (period 0), or in every `period`
+// rows the first `used` (stacked inputs, kernels/matmul.h matmul_stacked: the
+// rest pad each input to whole tiles; they are never read, and their
+// quantized slots are left unwritten).
+struct TokenRows {
+  int64_t period = 0;
+  int64_t used = 0;
+
+  bool holds(int64_t t) const { return period == 0 || t % period < used; }
+};
+
 // Quantizes X ([n_tokens][cols] floats, cols a multiple of `block`) with the
 // level's quantizer k. block: 32 or 256. The result points into the calling
 // thread's scratch for (block, layout): valid until that thread's next call
 // with the same pair.
 QuantizedActs quantize_acts(const GemmKernels& k, int block, ActLayout layout, const float* X, int64_t n_tokens,
-                            int64_t cols, ThreadPool& pool);
+                            int64_t cols, ThreadPool& pool, TokenRows rows = {});
 
 // X ([n_tokens][cols] floats) regrouped for the float panel kernels: tokens
 // in tiles of kActTileTokens, element k of tile T's token l at
 // ((T * cols) + k) * kActTileTokens + l (the padding tokens of the last tile
 // unwritten). The result points into the calling thread's scratch: valid
 // until its next call.
-const float* tile_float_acts(const float* X, int64_t n_tokens, int64_t cols, ThreadPool& pool);
+const float* tile_float_acts(const float* X, int64_t n_tokens, int64_t cols, ThreadPool& pool, TokenRows rows = {});
 
 }  // namespace db::kernels

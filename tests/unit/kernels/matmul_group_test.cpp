@@ -1,13 +1,17 @@
-// The fused entry points (matmul_group, matmul_swiglu) give bit for bit what
-// the separate matmul() and swiglu() calls give, for any token and thread count.
+// The fused entry points (matmul_group, matmul_stacked, matmul_swiglu) give bit
+// for bit what the separate matmul() and swiglu() calls give, for any token and
+// thread count.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "kernels/cpu/activations.h"
 #include "kernels/matmul.h"
+#include "kernels/packed_weights.h"
 #include "test_weights.h"
 #include "util/error.h"
 
@@ -52,6 +56,52 @@ TEST(MatmulGroup, RejectsMismatchedRowLengths) {
   const MatmulTask tasks[2] = {{&va, ya.data()}, {&vb, yb.data()}};
   ThreadPool pool(1);
   EXPECT_THROW(matmul_group(tasks, 2, x.data(), 1, pool), Error);
+}
+
+// One product per "head", each over its own stacked input rows, written
+// interleaved into one output (ldy): as separate matmul() calls, in the Rows
+// layout and repacked, for every weight type a decoder uses per head.
+TEST(MatmulStacked, EqualsSeparateProductsOnOwnInputs) {
+  const int heads = 5;
+  const int64_t rows = 40, cols = 128;
+  for (DType dtype : {DType::F32, DType::F16, DType::Q8_0, DType::Q4_0}) {
+    std::vector<testing::TestWeights> ws;
+    for (int h = 0; h < heads; ++h) ws.push_back(testing::make_weights(dtype, rows, cols, 20 + h));
+    PackedWeightStore packed;
+    for (bool pack : {false, true}) {
+      std::vector<TensorView> views;
+      for (const auto& w : ws) views.push_back(pack ? packed.prepare(w.view()) : w.view());
+      for (int threads : {1, 2, 3}) {
+        ThreadPool pool(threads);
+        for (int64_t n : {int64_t{1}, int64_t{3}, int64_t{17}, int64_t{40}}) {
+          SCOPED_TRACE(dtype_name(dtype) + (pack ? " packed" : " rows") + " threads " + std::to_string(threads) +
+                       " tokens " + std::to_string(n));
+          const int64_t stride = stacked_rows(n);
+          ASSERT_GE(stride, n);
+          // Padding rows hold NaN: they must never reach an output.
+          std::vector<float> x(static_cast<size_t>(heads * stride * cols), std::nanf(""));
+          for (int h = 0; h < heads; ++h) {
+            const auto xh = testing::make_activations(n, cols, 40 + h);
+            std::copy(xh.begin(), xh.end(), x.begin() + h * stride * cols);
+          }
+          const int64_t ldy = heads * rows + 3;
+          std::vector<float> stacked(static_cast<size_t>(n * ldy), -1.0f);
+          std::vector<MatmulTask> tasks;
+          for (int h = 0; h < heads; ++h) tasks.push_back({&views[h], stacked.data() + h * rows, ldy});
+          matmul_stacked(tasks.data(), heads, x.data(), n, pool);
+          for (int h = 0; h < heads; ++h) {
+            std::vector<float> want(static_cast<size_t>(n * rows)), got(static_cast<size_t>(n * rows));
+            matmul(views[h], x.data() + h * stride * cols, n, want.data(), pool);
+            for (int64_t t = 0; t < n; ++t)
+              std::copy_n(stacked.data() + t * ldy + h * rows, rows, got.data() + t * rows);
+            EXPECT_TRUE(same_bits(got, want)) << "head " << h;
+          }
+          for (int64_t t = 0; t < n; ++t)
+            for (int64_t pad = heads * rows; pad < ldy; ++pad) EXPECT_EQ(stacked[t * ldy + pad], -1.0f);
+        }
+      }
+    }
+  }
 }
 
 TEST(MatmulSwiglu, EqualsTwoProductsThenSwiglu) {
