@@ -49,9 +49,9 @@ EngineRequest greedy_request(std::vector<int32_t> prompt, int32_t max_tokens) {
   return r;
 }
 
-std::vector<RequestResult> run_batch(const EngineConfig& cfg, const std::vector<EngineRequest>& reqs,
-                                     EngineStats* stats) {
-  Engine engine(*default_bundle(), cfg);
+std::vector<RequestResult> run_batch(ModelBundle& bundle, const EngineConfig& cfg,
+                                     const std::vector<EngineRequest>& reqs, EngineStats* stats) {
+  Engine engine(bundle, cfg);
   Collector c;
   std::vector<RequestId> ids;
   for (const EngineRequest& r : reqs) ids.push_back(engine.submit(r, c.callback()));
@@ -63,14 +63,28 @@ std::vector<RequestResult> run_batch(const EngineConfig& cfg, const std::vector<
   return out;
 }
 
-std::vector<RequestResult> run_alone(const EngineConfig& cfg, const std::vector<EngineRequest>& reqs) {
+std::vector<RequestResult> run_alone(ModelBundle& bundle, const EngineConfig& cfg,
+                                     const std::vector<EngineRequest>& reqs) {
   std::vector<RequestResult> out;
-  for (const EngineRequest& r : reqs) out.push_back(run_batch(cfg, {r}).front());
+  for (const EngineRequest& r : reqs) out.push_back(run_batch(bundle, cfg, {r}).front());
   return out;
 }
 
+int64_t kv_bytes_for_blocks(ModelBundle& bundle, const EngineConfig& cfg, int64_t blocks) {
+  return blocks * static_cast<int64_t>(engine_kv_cache_spec(bundle.model(), cfg).bytes_per_block());
+}
+
+std::vector<RequestResult> run_batch(const EngineConfig& cfg, const std::vector<EngineRequest>& reqs,
+                                     EngineStats* stats) {
+  return run_batch(*default_bundle(), cfg, reqs, stats);
+}
+
+std::vector<RequestResult> run_alone(const EngineConfig& cfg, const std::vector<EngineRequest>& reqs) {
+  return run_alone(*default_bundle(), cfg, reqs);
+}
+
 int64_t kv_bytes_for_blocks(const EngineConfig& cfg, int64_t blocks) {
-  return blocks * static_cast<int64_t>(engine_kv_cache_spec(default_bundle()->model(), cfg).bytes_per_block());
+  return kv_bytes_for_blocks(*default_bundle(), cfg, blocks);
 }
 
 }  // namespace db::test

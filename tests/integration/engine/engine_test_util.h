@@ -1,5 +1,5 @@
-// Running the engine on the default model in tests: one shared model bundle,
-// and a collector that gathers each request's outputs.
+// Running the engine in tests: the default model (one shared bundle), a collector
+// that gathers each request's outputs, and runs of requests together or alone.
 #pragma once
 #include <gtest/gtest.h>
 
@@ -48,13 +48,20 @@ class Collector {
 // A greedy, fixed-length request.
 EngineRequest greedy_request(std::vector<int32_t> prompt, int32_t max_tokens);
 
-// Runs the requests through one engine, all submitted at once; returns results in request order.
+// Runs the requests through one engine on `bundle`, all submitted at once; returns
+// results in request order.
+std::vector<RequestResult> run_batch(ModelBundle& bundle, const EngineConfig& cfg,
+                                     const std::vector<EngineRequest>& reqs, EngineStats* stats = nullptr);
+// Runs each request in an engine of its own on `bundle` (nothing else in flight).
+std::vector<RequestResult> run_alone(ModelBundle& bundle, const EngineConfig& cfg,
+                                     const std::vector<EngineRequest>& reqs);
+// Bytes of `blocks` KV blocks of `bundle`'s model for the config's block size and dtype.
+int64_t kv_bytes_for_blocks(ModelBundle& bundle, const EngineConfig& cfg, int64_t blocks);
+
+// The same on the default model.
 std::vector<RequestResult> run_batch(const EngineConfig& cfg, const std::vector<EngineRequest>& reqs,
                                      EngineStats* stats = nullptr);
-// Runs each request in an engine of its own (nothing else in flight).
 std::vector<RequestResult> run_alone(const EngineConfig& cfg, const std::vector<EngineRequest>& reqs);
-
-// Bytes of `blocks` KV blocks of the default model for the config's block size and dtype.
 int64_t kv_bytes_for_blocks(const EngineConfig& cfg, int64_t blocks);
 
 }  // namespace db::test

@@ -18,14 +18,12 @@
 
 #include "bundle/model_bundle.h"
 #include "engine/engine.h"
-#include "io/gguf.h"
+#include "gguf_copy.h"
 #include "io/gguf_writer.h"
 #include "io/hf_checkpoint.h"
-#include "kernels/quantize.h"
 #include "model/model_source.h"
 #include "model_test_util.h"
 #include "scratch_dir.h"
-#include "tokenizer/byte_level.h"
 #include "util/error.h"
 
 namespace db::test {
@@ -163,35 +161,6 @@ TEST(DeepseekBatchingTest, ScheduleDoesNotChangeLogits) {
   }
 }
 
-// A copy of a GGUF file; `edit` may add metadata and tensors; `keep(name)` false drops
-// a tensor or metadata key (so that edit can write another in its place); `retype`
-// gives the stored type of each kept tensor (default: as stored; else it must be F32).
-void copy_gguf(const std::string& from, const std::string& to, const std::function<void(GGUFWriter&)>& edit,
-               const std::function<bool(const std::string&)>& keep = nullptr,
-               const std::function<DType(const std::string&, const TensorView&)>& retype = nullptr) {
-  auto in = GGUFFile::open(from);
-  GGUFWriter w;
-  for (const auto& [key, value] : in->metadata())
-    if (key != "general.alignment" && (!keep || keep(key))) w.add_value(key, value);
-  for (const GGUFTensorInfo& t : in->tensor_infos()) {
-    if (keep && !keep(t.name)) continue;
-    const TensorView v = in->tensor(t.name);
-    const DType to_type = retype ? retype(t.name, v) : v.dtype;
-    if (to_type == v.dtype) {
-      w.add_tensor(t.name, v.dtype, v.shape, v.data, v.nbytes());
-      continue;
-    }
-    ASSERT_EQ(v.dtype, DType::F32) << t.name;
-    std::vector<uint8_t> bytes(row_bytes(to_type, v.cols()) * static_cast<size_t>(v.rows()));
-    for (int64_t r = 0; r < v.rows(); ++r)
-      kernels::quantize_row(to_type, reinterpret_cast<const float*>(v.row(r)),
-                            bytes.data() + static_cast<size_t>(r) * row_bytes(to_type, v.cols()), v.cols());
-    w.add_tensor(t.name, to_type, v.shape, bytes.data(), bytes.size());
-  }
-  edit(w);
-  w.write(to);
-}
-
 // The converter's choice for a quantized file: norms, 1-D tensors and the router stay F32,
 // rows that are not whole Q8_0 blocks F16 (attn_k_b: rows of qk_nope = 16), the rest `t`.
 DType converter_type(const std::string& name, const TensorView& v, DType t) {
@@ -278,24 +247,6 @@ TEST(DeepseekLoadTest, WrongShapeNamesTensorAndShapes) {
     EXPECT_NE(msg.find("blk.1.attn_kv_b.weight"), std::string::npos) << msg;
     EXPECT_NE(msg.find("expected"), std::string::npos) << msg;
   }
-}
-
-// The f32 fixture with a byte-level tokenizer (the fixtures carry none): token i is byte i,
-// token 2 (the config's eos) a special token.
-void write_with_tokenizer(const std::string& from, const std::string& to) {
-  copy_gguf(from, to, [](GGUFWriter& w) {
-    std::vector<std::string> tokens;
-    std::vector<int64_t> types;
-    for (int b = 0; b < 256; ++b) {
-      tokens.push_back(b == 2 ? "<eos>" : byte_level::char_of_byte(static_cast<uint8_t>(b)));
-      types.push_back(b == 2 ? 3 : 1);  // 3: control, 1: normal
-    }
-    w.add_string("tokenizer.ggml.model", "gpt2");
-    w.add_string_array("tokenizer.ggml.tokens", tokens);
-    w.add_int_array("tokenizer.ggml.token_type", GGUFType::INT32, types);
-    w.add_string_array("tokenizer.ggml.merges", {});
-    w.add_uint32("tokenizer.ggml.eos_token_id", 2);
-  });
 }
 
 // The engine (scheduler, latent KV pool sized from the model's shape, prefix caching,
