@@ -146,7 +146,9 @@ TEST_F(Safetensors, MissingDtype) {
 
 TEST_F(Safetensors, UnsupportedDtype) {
   write_json(one_tensor("dtype", "F8_E4M3"), iota_bytes(16));
-  expect_open_error({"'w'", "dtype", "got F8_E4M3"});
+  expect_open_error({"'w'", "dtype", "got F8_E4M3", "FP8 checkpoints are not supported", "BF16"});
+  write_json(one_tensor("dtype", "U8"), iota_bytes(16));
+  expect_open_error({"'w'", "dtype", "got U8"});
 }
 
 TEST_F(Safetensors, BadShape) {
