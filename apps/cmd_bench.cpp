@@ -108,6 +108,7 @@ int run_bench(const BenchOptions& o) {
                  reports.back().generated_tokens_per_s);
   }
   std::fputs(bench::format_table(reports).c_str(), stdout);
+  std::fputs(bench::format_router_table(reports).c_str(), stdout);
   if (!o.output_json.empty()) {
     const auto j = bench::bench_json(settings_json(o, engine_config(o, o.batch_sizes.front()), phase), spec, reports);
     if (!(json_out << j.dump(2) << "\n" << std::flush)) throw Error(o.output_json + ": cannot write the JSON report");
@@ -149,7 +150,9 @@ CLI::App* add_bench_command(CLI::App& app, std::function<int()>& action) {
       "  decode   requests run in waves of max-num-seqs; decode tok/s counts tokens sampled after every\n"
       "           prompt of the wave was computed, over that time (the speed of decoding that batch).\n"
       "prompt tok/s counts computed prompt tokens (prefix-cache hits excluded). TPOT = (e2e - TTFT) /\n"
-      "(generated - 1). KV usage is sampled from the engine's stats every --sample-interval-ms.");
+      "(generated - 1). KV usage is sampled from the engine's stats every --sample-interval-ms.\n"
+      "MoE models: a router summary follows, load imbalance (tokens on a layer's busiest expert / mean\n"
+      "per expert) over the layers; --output-json holds the tokens per layer and expert of each run.");
   auto o = std::make_shared<BenchOptions>();
   add_model_options(*cmd, o->model);
   add_workload_options(*cmd, *o);

@@ -22,6 +22,18 @@ Shapes:
                      exp_probs_b (e_score_correction_bias, F32 [64]), weights normalized,
                      scale 2.446, n_group 1 / topk_group 1; no rope scaling, rope base 50000,
                      context 8192, rms eps 1e-5. Default type q4_0.
+  deepseek-v2-mini   deepseek2 at test size, V2-Lite's form (softmax router, attn_q, no groups):
+                     3 layers (layer 0 dense, FFN 512), hidden 256, 4 heads, kv_lora 64, qk_nope
+                     32, qk_rope 16, v 32; 8 routed experts of width 128, top-2, 1 shared; YaRN
+                     factor 4 (original context 1024, mscale_all_dim 0.707), rope base 10000,
+                     context 4096, rms eps 1e-6. With the 129280-token vocab: 68.7 M parameters,
+                     a 52 MB q4_0 file written in about a second. Default type q4_0.
+  deepseek-v3-mini   as deepseek-v2-mini in DeepSeek-V3's form: q_lora 96 (attn_q_a / attn_q_b),
+                     sigmoid router with exp_probs_b, weights normalized, scale 2.5, 2 shared
+                     experts, 4 groups of 2 experts with the best 2 groups eligible (group-limited
+                     routing), YaRN mscale_all_dim 1.0. Every row length is a multiple of 32, so
+                     q4_0 and q8_0 apply to every matrix (q4_k only to rows of 256, the hidden
+                     size; pass --k-fallback q8_0). tests/e2e/deepseek writes both at test time.
 
 DeepSeek tensors follow llama.cpp's deepseek2 naming and layouts (see the docstring of
 scripts/gen_deepseek_fixtures.py); numpy shapes are outermost-first, ggml ne reversed:
@@ -62,9 +74,11 @@ Examples:
       --tokenizer-json tests/data/tokenizer/deepseek-v3 --out /tmp/random-deepseek-v2-lite-q4_k.gguf
   python3 bench/make_random_gguf.py --shape moonlight-16b-a3b \
       --tokenizer-json tests/data/tokenizer/deepseek-v3 --out /tmp/random-moonlight-16b-a3b-q4_0.gguf
+  python3 bench/make_random_gguf.py --shape deepseek-v3-mini --split-kv --type q4_k --k-fallback q8_0 \
+      --tokenizer-json tests/data/tokenizer/deepseek-v3 --out /tmp/random-deepseek-v3-mini-q4_k.gguf
   python3 bench/make_random_gguf.py --shape r1-qwen-1.5b \
       --vocab-from tests/data/tokenizer/deepseek-r1-distill-qwen/vocab.gguf --out random-r1-qwen-1.5b-f16.gguf
-Sizes (15.82 B parameters either shape): q4_0 8.98 GB; q4_k 9.59 GB (11.40 GB with
+Sizes of the Lite shapes (15.82 B parameters either one): q4_0 8.98 GB; q4_k 9.59 GB (11.40 GB with
 --k-fallback q8_0); q8_0 16.82 GB. The q4_0 V2-Lite file took 25-40 s on a 2-core machine
 (mostly disk writes; about 350 MB of memory). Add --verify to reopen the file with
 gguf.GGUFReader, check every tensor's shape and type, and print the weight std of a
@@ -93,6 +107,13 @@ _DEEPSEEK_LITE = dict(
     rope=64, v=128, dense_layers=1, experts=64, experts_used=6, shared=2, expert_ffn=1408,
     groups=1, groups_used=1, default_type="q4_0")
 
+# Test-sized deepseek2: 3 layers (the first dense), every row a multiple of 32 (Q4_0 / Q8_0 blocks)
+_DEEPSEEK_MINI = dict(
+    arch="deepseek2", layers=3, hidden=256, heads=4, q_lora=0, kv_lora=64, nope=32, rope=16, v=32,
+    dense_layers=1, ffn=512, experts=8, experts_used=2, shared=1, expert_ffn=128, groups=1,
+    groups_used=1, rope_base=10000.0, ctx=4096, eps=1e-6, default_type="q4_0")
+_MINI_YARN = dict(factor=4.0, orig_ctx=1024, beta_fast=32.0, beta_slow=1.0)
+
 SHAPES = {
     "r1-qwen-1.5b": dict(arch="qwen2", layers=28, hidden=1536, heads=12, kv_heads=2, ffn=8960,
                          qkv_bias=True, ctx=131072, rope_base=10000.0, eps=1e-6, default_type="f16"),
@@ -106,6 +127,13 @@ SHAPES = {
     "moonlight-16b-a3b": dict(_DEEPSEEK_LITE, ffn=11264, gating="sigmoid", weights_norm=True,
                               weights_scale=2.446, exp_probs_b=True, rope_base=50000.0, ctx=8192,
                               eps=1e-5, yarn=None, real_vocab=163840),
+    # tiny files for tests, with the real 129280-token vocab: V2-Lite's form ...
+    "deepseek-v2-mini": dict(_DEEPSEEK_MINI, gating="softmax", weights_norm=False, weights_scale=1.0,
+                             exp_probs_b=False, yarn=dict(_MINI_YARN, mscale_all_dim=0.707)),
+    # ... and DeepSeek-V3's (q_lora; sigmoid router, exp_probs_b, group-limited routing)
+    "deepseek-v3-mini": dict(_DEEPSEEK_MINI, q_lora=96, shared=2, groups=4, groups_used=2,
+                             gating="sigmoid", weights_norm=True, weights_scale=2.5, exp_probs_b=True,
+                             yarn=dict(_MINI_YARN, mscale_all_dim=1.0)),
 }
 
 TYPES = {"f16": Q.F16, "q4_0": Q.Q4_0, "q4_k": Q.Q4_K, "q8_0": Q.Q8_0}

@@ -14,8 +14,10 @@ APT_PACKAGES=(
   python3 python3-pip
   clang lld libclang-rt-14-dev llvm  # the fuzz targets (libFuzzer, sanitizer runtimes, symbolized stacks)
 )
-# Python packages for the end-to-end tests (the official OpenAI client drives the server).
-PY_PACKAGES=(openai==3.57.0)
+# Python packages for the end-to-end tests: the official OpenAI client drives the server;
+# gguf (with numpy) writes the random-weight deepseek2 models of tests/e2e/deepseek.
+# Each is installed when its module (the name before "==") cannot be imported.
+PY_PACKAGES=(openai==3.57.0 gguf==0.19.0)
 
 log() { echo "[setup] $*"; }
 
@@ -41,13 +43,17 @@ install_packages() {
 }
 
 install_python_packages() {
-  if python3 -c "import openai" 2>/dev/null; then  # any recent version will do
+  local missing=()
+  for p in "${PY_PACKAGES[@]}"; do  # an importable module of any recent version will do
+    python3 -c "import ${p%%==*}" 2>/dev/null || missing+=("$p")
+  done
+  if ((${#missing[@]} == 0)); then
     log "Python packages present"
     return
   fi
-  log "installing Python packages: ${PY_PACKAGES[*]}"
-  python3 -m pip install -q "${PY_PACKAGES[@]}" ||
-    python3 -m pip install -q --break-system-packages "${PY_PACKAGES[@]}"
+  log "installing Python packages: ${missing[*]}"
+  python3 -m pip install -q "${missing[@]}" ||
+    python3 -m pip install -q --break-system-packages "${missing[@]}"
 }
 
 build() {

@@ -119,7 +119,7 @@ struct Engine::Impl {
       }
       {
         std::lock_guard<std::mutex> lock(mu);
-        stats = core.stats();
+        core.read_stats(stats);  // in place: the router counts reuse their buffers
         for (const Command& c : cmds)  // now counted by the scheduler itself
           if (c.kind == Command::Kind::Add) --unpublished_adds[priority_slot(c.params.priority)];
       }

@@ -26,6 +26,7 @@
 #include <string>
 
 #include "engine/engine_types.h"
+#include "model/router_stats.h"
 #include "tensor/dtype.h"
 
 namespace db {
@@ -59,6 +60,8 @@ struct EngineStats {
   double kv_usage = 0;                        // fraction of KV blocks in use
   int64_t num_blocks = 0, free_blocks = 0;    // KV pool size (null block included) and free blocks
   double prefix_cache_hit_rate = 0;           // hit tokens / queried tokens
+  RouterStats router;                         // MoE models: tokens routed per layer and expert since the
+                                              // model was loaded (all steps of every engine); empty otherwise
 };
 
 class Engine {
@@ -82,6 +85,8 @@ class Engine {
   // Blocks until no request is waiting or running and every final output was
   // delivered. Must not be called from an OutputCallback.
   void wait_idle();
+  // A copy of the stats published after the last step, requests submitted since
+  // counted as waiting. Copying a MoE model's router counts allocates.
   EngineStats stats() const;
   const EngineConfig& config() const;
   // One line on the KV pool: layout, dtype, bytes per token, tokens per GiB, blocks.

@@ -154,10 +154,9 @@ void EngineCore::fail_step(const SchedulerOutput& so, const std::string& error, 
   }
 }
 
-EngineStats EngineCore::stats() const {
+void EngineCore::read_stats(EngineStats& s) const {
   const SchedulerCounters& c = sched_->counters();
   const KVCacheManager& kv = sched_->kv_cache();
-  EngineStats s;
   s.running = sched_->num_running();
   s.waiting = sched_->num_waiting();
   for (int p = 0; p < 3; ++p) {
@@ -173,7 +172,10 @@ EngineStats EngineCore::stats() const {
   s.num_blocks = kv.pool().num_blocks();
   s.free_blocks = kv.num_free_blocks();
   s.prefix_cache_hit_rate = kv.prefix_cache_stats().hit_rate();
-  return s;
+  if (const RouterStats* router = model_.router_stats())
+    s.router = *router;
+  else
+    s.router = RouterStats{};
 }
 
 }  // namespace db

@@ -43,7 +43,14 @@ class EngineCore {
   // Runs one step and appends its events (Scheduled, Tokens, Failed).
   void step(std::vector<OutputEvent>& events);
 
-  EngineStats stats() const;
+  EngineStats stats() const {
+    EngineStats s;
+    read_stats(s);
+    return s;
+  }
+  // Overwrites every field of `out`. Its router stats are copy-assigned, so an
+  // `out` reused from step to step keeps its buffers: no allocation per step.
+  void read_stats(EngineStats& out) const;
   // One line on the KV pool (describe_kv_pool), for start-up logs.
   const std::string& kv_summary() const { return kv_summary_; }
 

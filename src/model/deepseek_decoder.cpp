@@ -149,6 +149,7 @@ void DeepseekDecoder::feed_forward_block(int layer, int64_t n, ThreadPool& pool)
   const MlaLayerWeights& w = weights_.layers[static_cast<size_t>(layer)];
   if (config_.moe.is_moe_layer(layer)) {
     moe_->forward(w.moe, s_.xn.data(), n, s_.xn.data(), pool);
+    router_stats_.record(layer, moe_->tokens_per_expert());
   } else {
     kernels::matmul_swiglu(w.ffn_gate, w.ffn_up, s_.xn.data(), n, s_.gate.data(), s_.up.data(), pool);
     kernels::matmul(w.ffn_down, s_.gate.data(), n, s_.xn.data(), pool);

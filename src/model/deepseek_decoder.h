@@ -14,6 +14,13 @@
 //   out    = attn_output [W_UV_h o_h]_h
 // This equals the reference's decompressed attention (k_nope_h = W_UK_h latent,
 // v_h = W_UV_h latent) up to float summation order.
+//
+// Prompts run the absorbed form too, not per-head K/V materialized for the chunk:
+// it needs no second code path, no per-chunk copies of K/V and reads the same
+// cache. What materializing would save is small: in V2-Lite's shape a 512-token
+// prompt spends 3.4 GMAC in absorbed attention (projections included) against
+// 1.7 materialized, beside 1280 GMAC in the weight products; at 4096 tokens the
+// attention is still under 2% of the MACs (bench/deepseek/README.md).
 #pragma once
 #include <memory>
 #include <vector>
@@ -39,6 +46,8 @@ class DeepseekDecoder : public Model {
   KVCacheShape kv_cache_shape() const override;
   void forward(const Batch& batch, const AttentionMetadata& attn, KVStore& kv, ThreadPool& pool,
                std::vector<float>& logits) override;
+  // Counted after each MoE layer's forward; nullptr for a dense model.
+  const RouterStats* router_stats() const override { return moe_ ? &router_stats_ : nullptr; }
 
  private:
   // Activations of one step besides DecoderScratch's (grown, never shrunk).
@@ -76,6 +85,8 @@ class DeepseekDecoder : public Model {
   std::vector<float> inv_freq_;  // qk_rope / 2 YaRN frequencies
   float rope_mscale_ = 1.0f;     // YaRN cos/sin factor
   std::unique_ptr<MoeFeedForward> moe_;  // null for a dense model
+  // Shaped from config_, which is declared (so initialized) before it.
+  RouterStats router_stats_{config_.n_layers, config_.moe.leading_dense_layers, config_.moe.n_experts};
   Scratch s_;
 };
 

@@ -10,6 +10,7 @@
 #include "model/batch.h"
 #include "model/config.h"
 #include "model/kv_store.h"
+#include "model/router_stats.h"
 #include "util/thread_pool.h"
 
 namespace db {
@@ -33,6 +34,12 @@ class Model {
   // or a KV store of the wrong shape. Not thread-safe: one forward at a time.
   virtual void forward(const Batch& batch, const AttentionMetadata& attn, KVStore& kv, ThreadPool& pool,
                        std::vector<float>& logits) = 0;
+
+  // Tokens routed per MoE layer and expert since the model was loaded, updated
+  // by forward(); nullptr for a model without a router (dense models). Read it
+  // on the thread that calls forward(), between calls: the engine copies it
+  // into EngineStats after each step, and other threads read that copy.
+  virtual const RouterStats* router_stats() const { return nullptr; }
 };
 
 // Opens a .gguf file or a Hugging Face checkpoint directory and builds the

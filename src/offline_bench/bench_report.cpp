@@ -68,6 +68,7 @@ RunReport make_run_report(const RunMeasurements& m) {
       r.prompt_tokens > 0 ? static_cast<double>(r.cached_prompt_tokens) / static_cast<double>(r.prompt_tokens) : 0.0;
   r.preemptions = m.preemptions;
   r.steps = m.steps;
+  r.router = make_router_report(m.router);
   return r;
 }
 
@@ -100,6 +101,7 @@ nlohmann::json to_json(const RunReport& r) {
   j["prefix_cache_hit_rate"] = r.prefix_cache_hit_rate;
   j["preemptions"] = r.preemptions;
   j["steps"] = r.steps;
+  if (!r.router.empty()) j["router"] = to_json(r.router);
   return j;
 }
 
@@ -145,6 +147,11 @@ nlohmann::json metric_definitions() {
       {"mean_kv_usage", "time-weighted mean of the sampled fractions of KV cache blocks in use"},
       {"prefix_cache_hit_rate", "cached_prompt_tokens / prompt_tokens"},
       {"percentiles", "linear interpolation between closest ranks (numpy's default)"},
+      {"router",
+       "MoE models only: tokens the router sent to each expert of each MoE layer during the run (a token counts "
+       "once per expert chosen for it); imbalance = tokens on a layer's busiest expert / mean tokens per expert "
+       "(1 = balanced), summarized over the layers; busiest = the expert with the largest share of its layer's "
+       "tokens"},
   };
 }
 
@@ -188,6 +195,16 @@ std::string format_table(const std::vector<RunReport>& runs) {
                   r.tpot.mean * 1e3, kv, r.prefix_cache_hit_rate * 100, static_cast<long long>(r.preemptions),
                   static_cast<long long>(r.steps), static_cast<long long>(r.failed_requests));
     out += line;
+  }
+  return out;
+}
+
+std::string format_router_table(const std::vector<RunReport>& runs) {
+  std::string out;
+  for (const RunReport& r : runs) {
+    if (r.router.empty()) continue;
+    if (out.empty()) out = "\n" + router_table_header();
+    out += router_table_row(r.max_num_seqs, phase_name(r.phase), r.router);
   }
   return out;
 }

@@ -9,6 +9,7 @@
 
 #include "engine/engine_types.h"
 #include "offline_bench/latency_summary.h"
+#include "offline_bench/router_report.h"
 #include "offline_bench/workload.h"
 
 namespace db::bench {
@@ -46,6 +47,7 @@ struct RunMeasurements {
   int64_t kv_samples = 0;               // engine stats samples taken
   double decode_window_seconds = 0;     // Decode phase: time after each wave's prompts were all computed
   int64_t decode_window_tokens = 0;     // Decode phase: tokens sampled in those windows
+  RouterStats router;                   // MoE models: tokens routed over the run; empty otherwise
 };
 
 // Figures of one run (see Phase for the throughput definitions).
@@ -70,6 +72,7 @@ struct RunReport {
   double peak_kv_usage = 0, mean_kv_usage = 0;
   double prefix_cache_hit_rate = 0;      // cached / prompt tokens
   int64_t preemptions = 0, steps = 0;
+  RouterReport router;                   // MoE models only (empty otherwise)
 };
 
 RunReport make_run_report(const RunMeasurements& m);
@@ -85,5 +88,7 @@ nlohmann::json bench_json(const nlohmann::json& settings, const WorkloadSpec& wo
 
 // Human-readable tables (throughput, then latency and cache), one row per run.
 std::string format_table(const std::vector<RunReport>& runs);
+// The router summary of the runs with one (MoE models), one row per run; "" when none has.
+std::string format_router_table(const std::vector<RunReport>& runs);
 
 }  // namespace db::bench

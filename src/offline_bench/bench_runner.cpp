@@ -166,6 +166,7 @@ RunMeasurements run_workload(ModelBundle& bundle, const RunConfig& cfg, const st
   m.computed_prompt_tokens = after.prompt_tokens - before.prompt_tokens;
   m.preemptions = after.preemptions - before.preemptions;
   m.steps = after.steps - before.steps;
+  m.router = router_stats_delta(after.router, before.router);
   m.peak_kv_usage = kv.peak();
   m.mean_kv_usage = kv.mean();
   m.kv_samples = kv.samples();

@@ -72,7 +72,8 @@ ServerMetrics::ServerMetrics(std::string model_name)
                .labels({model_})),
       queue_(reg_.histogram("deepbatch:request_queue_time_seconds", "Submit to first scheduled.",
                             request_latency_buckets(), kModel)
-                 .labels({model_})) {}
+                 .labels({model_})),
+      router_(model_) {}
 
 void ServerMetrics::on_http_response(int status) { http_requests_.labels({std::to_string(status)}).inc(); }
 
@@ -110,7 +111,7 @@ std::string ServerMetrics::render(const EngineStats& s) {
   kv_usage_.set(s.kv_usage);
   kv_free_blocks_.set(static_cast<double>(s.free_blocks));
   kv_total_blocks_.set(static_cast<double>(s.num_blocks));
-  return reg_.render();
+  return reg_.render() + router_.render(s.router);
 }
 
 }  // namespace db::server

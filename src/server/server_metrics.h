@@ -1,12 +1,13 @@
 // The server's Prometheus metrics (vLLM's names with the `deepbatch:` prefix):
 // request outcomes and latencies observed as requests finish, engine gauges and
-// totals read from Engine::stats() at scrape time, HTTP responses by status.
-// Thread-safe.
+// totals read from Engine::stats() at scrape time, HTTP responses by status;
+// for MoE models also the router's (server/router_metrics.h). Thread-safe.
 #pragma once
 #include <string>
 
 #include "engine/engine.h"
 #include "metrics/registry.h"
+#include "server/router_metrics.h"
 
 namespace db::server {
 
@@ -34,6 +35,7 @@ class ServerMetrics {
   metrics::Gauge &running_, &waiting_, &kv_usage_, &kv_free_blocks_, &kv_total_blocks_;
   metrics::Family<metrics::Gauge>&running_by_priority_, &waiting_by_priority_;  // labels: model_name, priority
   metrics::Histogram &ttft_, &itl_, &tpot_, &e2e_, &queue_;
+  RouterMetrics router_;
 };
 
 }  // namespace db::server

@@ -50,17 +50,19 @@ def wait_healthy(base_url, timeout=60.0):
     raise RuntimeError(f"{base_url}/health did not answer 200 within {timeout} s")
 
 
-def start_server(binary, source_dir, extra_args=(), model=None, timeout=60.0, env=None):
+def start_server(binary, source_dir, extra_args=(), model=None, timeout=60.0, env=None, merge_stderr=False):
     """Starts the server; returns (proc, base_url). Raises (and kills it) when it does not come up.
     Without --data-dir (and without an `env`), the server's default Batch API directory goes
-    under a fresh XDG_DATA_HOME, so that servers of concurrent tests never share one."""
+    under a fresh XDG_DATA_HOME, so that servers of concurrent tests never share one.
+    proc.stdout_lines collects what it prints, its stderr too with merge_stderr."""
     model = model or default_model(source_dir)
     args = [binary, "serve", "-m", model, "--host", "127.0.0.1", "--port", "0", *extra_args]
     scratch = None
     if env is None and "--data-dir" not in extra_args and "--no-batch-api" not in extra_args:
         scratch = tempfile.mkdtemp(prefix="deepbatch_xdg_")
         env = dict(os.environ, XDG_DATA_HOME=scratch)
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT if merge_stderr else None,
+                            text=True, env=env)
     proc.scratch_dir = scratch  # removed once the server has exited
     proc.stdout_lines = []
     found = threading.Event()

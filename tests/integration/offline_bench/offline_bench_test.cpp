@@ -1,6 +1,6 @@
 // `deepbatch bench` on the default model with tiny workloads: exact token counts
 // in the JSON report, prefix-cache hits for a shared prefix, and the prefill and
-// decode phases.
+// decode phases; on a tiny DeepSeek model, the router statistics.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -10,7 +10,9 @@
 #include "bundle/model_bundle.h"
 #include "cli_test_util.h"
 #include "default_model.h"
+#include "gguf_copy.h"
 #include "offline_bench/bench_runner.h"
+#include "scratch_dir.h"
 
 namespace db::bench {
 namespace {
@@ -79,6 +81,7 @@ TEST_F(OfflineBench, CliReportCountsAreExactForEveryBatchSize) {
     EXPECT_GT(run.at("peak_kv_usage").get<double>(), 0.0);
     EXPECT_GT(run.at("generated_tokens_per_s").get<double>(), 0.0);
     EXPECT_LE(run.at("ttft_seconds").at("p50").get<double>(), run.at("ttft_seconds").at("p99").get<double>());
+    EXPECT_FALSE(run.contains("router"));  // a dense model
   }
 }
 
@@ -150,6 +153,43 @@ TEST_F(OfflineBench, DecodePhaseRunsWavesAndTimesTheirDecode) {
   EXPECT_GT(m.decode_window_seconds, 0.0);
   EXPECT_GT(r.decode_tokens_per_s, 0.0);
   EXPECT_EQ(r.cached_prompt_tokens, 0);
+}
+
+// The tiny DeepSeek-V2 fixture (3 layers, the first dense; 8 routed experts, 3 per
+// token) with a byte-level tokenizer: every token a run forwarded (its computed
+// prompt tokens and each sampled token but a request's last) counts once per
+// chosen expert in each MoE layer; the warm-up's are not counted.
+TEST(OfflineBenchMoe, ReportsRouterStatisticsPerLayer) {
+  test::ScratchDir dir("bench_moe");
+  const std::string model = dir.file("deepseek.gguf"), json_path = dir.file("report.json");
+  test::write_with_tokenizer(std::string(DB_TEST_DATA) + "/model/deepseek_v2_tiny/model-f32.gguf", model);
+  const test::CliResult r = test::run_deepbatch({"bench", "-m", model, "-t", "2", "--kv-cache-memory", "4M",
+                                                 "--num-requests", "6", "--input-len", "uniform:8:24", "--output-len",
+                                                 "6", "--batch-sizes", "1,4", "--warmup", "2", "--output-json",
+                                                 json_path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("MoE router"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("imbalance min/median/max"), std::string::npos) << r.out;
+  const auto j = nlohmann::json::parse(test::read_text_file(json_path));
+  ASSERT_EQ(j.at("runs").size(), 2u);
+  EXPECT_TRUE(j.at("definitions").contains("router"));
+  for (const auto& run : j.at("runs")) {
+    SCOPED_TRACE(run.dump());
+    const auto& router = run.at("router");
+    EXPECT_EQ(router.at("n_experts"), 8);
+    EXPECT_EQ(router.at("steps"), run.at("steps"));
+    const int64_t forwarded = run.at("computed_prompt_tokens").get<int64_t>() +
+                              run.at("generated_tokens").get<int64_t>() - run.at("requests").get<int64_t>();
+    ASSERT_EQ(router.at("layers").size(), 2u);
+    for (const auto& layer : router.at("layers")) {
+      EXPECT_EQ(layer.at("routed_tokens").get<int64_t>(), 3 * forwarded);
+      int64_t sum = 0;
+      for (const auto& t : layer.at("tokens_per_expert")) sum += t.get<int64_t>();
+      EXPECT_EQ(sum, 3 * forwarded);
+      EXPECT_GE(layer.at("imbalance").get<double>(), 1.0);
+    }
+    EXPECT_LE(router.at("imbalance").at("min").get<double>(), router.at("imbalance").at("max").get<double>());
+  }
 }
 
 }  // namespace

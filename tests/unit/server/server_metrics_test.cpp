@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 namespace db::server {
 namespace {
 
@@ -66,6 +68,39 @@ TEST(ServerMetrics, EngineTotalsNeverGoBackwards) {
   m.render(es);
   es.generated_tokens = 3;
   EXPECT_NE(m.render(es).find("deepbatch:generation_tokens_total{model_name=\"tiny\"} 10\n"), std::string::npos);
+}
+
+TEST(ServerMetrics, MoeRouterCountsAndImbalance) {
+  ServerMetrics m("moe");
+  EngineStats es;
+  es.router = RouterStats(3, 1, 4);  // layer 0 dense
+  es.router.record(1, std::vector<int64_t>{3, 1, 1, 1});  // imbalance 2
+  es.router.record(2, std::vector<int64_t>{2, 2, 2, 0});  // 4/3
+  es.router.record(1, std::vector<int64_t>{0, 1, 1, 0});  // cumulative {3, 2, 2, 1}: 1.5
+  es.router.record(2, std::vector<int64_t>{1, 1, 0, 0});  // cumulative {3, 3, 2, 0}: 1.5
+  const std::string text = m.render(es);
+  EXPECT_TRUE(contains(text, "# TYPE deepbatch:moe_routed_tokens_total counter\n")) << text;
+  EXPECT_TRUE(contains(text, "# HELP deepbatch:moe_expert_load_imbalance "));
+  EXPECT_TRUE(contains(text, "# TYPE deepbatch:moe_expert_load_imbalance gauge\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:moe_routed_tokens_total{model_name=\"moe\",layer=\"1\",expert=\"0\"} 3\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:moe_routed_tokens_total{model_name=\"moe\",layer=\"2\",expert=\"3\"} 0\n"));
+  EXPECT_FALSE(contains(text, "layer=\"0\""));  // dense layers have no router
+  EXPECT_TRUE(contains(text, "deepbatch:moe_expert_load_imbalance{model_name=\"moe\",layer=\"1\"} 1.5\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:moe_expert_load_imbalance{model_name=\"moe\",layer=\"2\"} 1.5\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:moe_expert_load_imbalance_max{model_name=\"moe\"} 1.5\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:moe_last_step_load_imbalance_max{model_name=\"moe\"} 2\n"));
+
+  es.router.record(1, std::vector<int64_t>{0, 0, 0, 2});  // the totals follow the engine's
+  es.router.record(2, std::vector<int64_t>{0, 0, 2, 0});
+  EXPECT_TRUE(contains(m.render(es),
+                       "deepbatch:moe_routed_tokens_total{model_name=\"moe\",layer=\"1\",expert=\"3\"} 3\n"));
+}
+
+TEST(ServerMetrics, DenseModelsHaveNoRouterMetrics) {
+  ServerMetrics m("dense");
+  const std::string text = m.render(EngineStats{});
+  EXPECT_TRUE(contains(text, "deepbatch:num_requests_running{model_name=\"dense\"} 0\n")) << text;
+  EXPECT_FALSE(contains(text, "moe_")) << text;
 }
 
 }  // namespace
