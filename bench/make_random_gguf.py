@@ -33,7 +33,7 @@ Shapes:
                      experts, 4 groups of 2 experts with the best 2 groups eligible (group-limited
                      routing), YaRN mscale_all_dim 1.0. Every row length is a multiple of 32, so
                      q4_0 and q8_0 apply to every matrix (q4_k only to rows of 256, the hidden
-                     size; pass --k-fallback q8_0). tests/e2e/deepseek writes both at test time.
+                     size; the others get --k-fallback). tests/e2e/deepseek writes both at test time.
 
 DeepSeek tensors follow llama.cpp's deepseek2 naming and layouts (see the docstring of
 scripts/gen_deepseek_fixtures.py); numpy shapes are outermost-first, ggml ne reversed:
@@ -52,8 +52,8 @@ F16 intermediate exists. Norms, the router (ffn_gate_inp), exp_probs_b and biase
 F32. Like llama-quantize: output.weight is Q6_K for q4_0 / q4_k (Q8_0 for q8_0) and
 token_embd.weight has the base type. For q4_k, matrices whose rows are not a multiple of
 256 (ffn_down_exps rows of 1408, the dense ffn_down rows of 10944, attn_k_b rows of 128)
-get the fallback type --k-fallback: q5_0 by default, as llama-quantize does; deepbatch has
-no Q5_0 matrix product, so pass --k-fallback q8_0 (or q4_0) for a file it can run.
+get the fallback type --k-fallback: q5_0 by default, as llama-quantize does (q8_0 or q4_0
+on request).
 f16 writes F16 matrices (normal, std --std) as the qwen2 shape always did.
 
 Scales: every quantized weight is d * (code - centre) with uniform random codes, so its
@@ -584,9 +584,6 @@ def main():
         print("  %-5s %4d tensors %8.1f MB" % (t.name, cnt, b / 1e6))
     if deepseek and s.get("real_vocab") and s["real_vocab"] != n_vocab:
         print("  note: the real model's vocabulary is %d, this file's %d" % (s["real_vocab"], n_vocab))
-    if Q.Q5_0 in by_type:
-        print("  note: %d tensors are Q5_0 (llama-quantize's fallback for rows not a multiple of 256); "
-              "deepbatch has no Q5_0 matrix product (--k-fallback q8_0 avoids it)" % by_type[Q.Q5_0][0])
     if args.verify:
         verify(args.out, types, args.std)
     return 0

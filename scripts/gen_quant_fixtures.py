@@ -3,7 +3,7 @@
 format with their expected dequantized floats, computed by the `gguf` Python
 package (the reference GGML format implementation in Python).
 
-For Q4_0, Q4_1, Q8_0, F16 and BF16 the blocks come from gguf.quants.quantize()
+For Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, F16 and BF16 the blocks come from gguf.quants.quantize()
 of the stored `input` floats, so the fixture also checks our quantizers byte for
 byte. K-quant blocks (no quantizer in gguf) are random bytes with sane fp16
 super-block scales; every bit pattern of the other fields is valid.
@@ -70,6 +70,9 @@ def main():
     write("F16", T.F16, n, x.astype(np.float16).view(np.uint8), x)
     for name, qtype in (("Q4_K", T.Q4_K), ("Q5_K", T.Q5_K), ("Q6_K", T.Q6_K)):
         write(name, qtype, 3 * 256, random_k_blocks(qtype, 3), None)
+    for name, qtype in (("Q5_0", T.Q5_0), ("Q5_1", T.Q5_1)):  # after the others: their draws stay as they were
+        x = floats_for(n)
+        write(name, qtype, n, quants.quantize(x.reshape(1, -1), qtype).reshape(-1), x)
 
 
 if __name__ == "__main__":

@@ -41,14 +41,18 @@ void bench_matmul(benchmark::State& state, DType t, int64_t rows, int64_t cols, 
 }
 
 void register_all() {
-  const DType types[] = {DType::Q4_1, DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::F16, DType::F32};
-  // SmolLM2-135M (576 wide), DeepSeek-R1-Distill-Qwen-1.5B (1536 wide, FFN 8960) and a large square-ish shape.
+  const DType types[] = {DType::Q4_1, DType::Q8_0, DType::Q4_0, DType::Q5_0, DType::Q5_1, DType::Q4_K,
+                         DType::Q5_K, DType::Q6_K, DType::F16,  DType::F32};
+  // SmolLM2-135M (576 wide), DeepSeek-R1-Distill-Qwen-1.5B (1536 wide, FFN 8960), a large square-ish
+  // shape, and a DeepSeek-V2-Lite routed expert (gate/up 1408x2048, down 2048x1408), which a batched
+  // decode step runs with a few tokens each (3: 32 sequences x top-6 over 64 experts).
   const std::pair<int64_t, int64_t> shapes[] = {{576, 576},   {1536, 576},  {576, 1536},  {49152, 576},
-                                                {1536, 1536}, {8960, 1536}, {1536, 8960}, {32768, 2048}};
+                                                {1536, 1536}, {8960, 1536}, {1536, 8960}, {32768, 2048},
+                                                {1408, 2048}, {2048, 1408}};
   for (DType t : types)
     for (auto [rows, cols] : shapes) {
       if (cols % db::block_size(t) != 0) continue;
-      for (int64_t n_tokens : {1, 8, 64, 512})
+      for (int64_t n_tokens : {1, 3, 8, 64, 512})
         for (int threads : {1, 2})
           for (int level = 0; level < db::kIsaLevelCount; ++level)
             for (bool packed : {false, true}) {

@@ -14,24 +14,24 @@ namespace db::kernels {
 
 namespace {
 
-void dequant_q4_0(const BlockQ4_0* x, float* y, int64_t nb) {
+// Q4_0 (ZeroPoint 8) and Q5_0 (16): value = d * (code - ZeroPoint).
+template <class Block, int ZeroPoint>
+void dequant_symmetric32(const Block* x, float* y, int64_t nb) {
   for (int64_t b = 0; b < nb; ++b, y += kQK) {
     const float d = fp16_to_f32(load_u16(x[b].d));
-    for (int j = 0; j < kQK / 2; ++j) {
-      y[j] = static_cast<float>((x[b].qs[j] & 0xF) - 8) * d;
-      y[j + kQK / 2] = static_cast<float>((x[b].qs[j] >> 4) - 8) * d;
-    }
+    const uint32_t qh = fifth_bits(x[b]);
+    for (int k = 0; k < kQK; ++k) y[k] = static_cast<float>(block32_code(x[b].qs, qh, k) - ZeroPoint) * d;
   }
 }
 
-void dequant_q4_1(const BlockQ4_1* x, float* y, int64_t nb) {
+// Q4_1 and Q5_1: value = d * code + m.
+template <class Block>
+void dequant_offset32(const Block* x, float* y, int64_t nb) {
   for (int64_t b = 0; b < nb; ++b, y += kQK) {
     const float d = fp16_to_f32(load_u16(x[b].d));
     const float m = fp16_to_f32(load_u16(x[b].m));
-    for (int j = 0; j < kQK / 2; ++j) {
-      y[j] = static_cast<float>(x[b].qs[j] & 0xF) * d + m;
-      y[j + kQK / 2] = static_cast<float>(x[b].qs[j] >> 4) * d + m;
-    }
+    const uint32_t qh = fifth_bits(x[b]);
+    for (int k = 0; k < kQK; ++k) y[k] = static_cast<float>(block32_code(x[b].qs, qh, k)) * d + m;
   }
 }
 
@@ -113,6 +113,8 @@ bool can_dequantize(DType t) {
     case DType::BF16:
     case DType::Q4_0:
     case DType::Q4_1:
+    case DType::Q5_0:
+    case DType::Q5_1:
     case DType::Q8_0:
     case DType::Q4_K:
     case DType::Q5_K:
@@ -124,7 +126,7 @@ bool can_dequantize(DType t) {
 void dequantize_row_data(DType t, const void* src, float* dst, int64_t n) {
   if (!can_dequantize(t))
     throw Error("dequantize: " + dtype_name(t) +
-                " is not supported (supported: F32, F16, BF16, Q4_0, Q4_1, Q8_0, Q4_K, Q5_K, Q6_K)");
+                " is not supported (supported: F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K)");
   if (n < 0 || n % block_size(t) != 0)
     throw Error("dequantize: row length " + std::to_string(n) + " is not a multiple of the " + dtype_name(t) +
                 " block size " + std::to_string(block_size(t)));
@@ -138,8 +140,10 @@ void dequantize_row_data(DType t, const void* src, float* dst, int64_t n) {
     case DType::BF16:
       for (int64_t i = 0; i < n; ++i) dst[i] = bf16_to_f32(load_u16(p + 2 * i));
       return;
-    case DType::Q4_0: dequant_q4_0(reinterpret_cast<const BlockQ4_0*>(p), dst, nb); return;
-    case DType::Q4_1: dequant_q4_1(reinterpret_cast<const BlockQ4_1*>(p), dst, nb); return;
+    case DType::Q4_0: dequant_symmetric32<BlockQ4_0, 8>(reinterpret_cast<const BlockQ4_0*>(p), dst, nb); return;
+    case DType::Q4_1: dequant_offset32(reinterpret_cast<const BlockQ4_1*>(p), dst, nb); return;
+    case DType::Q5_0: dequant_symmetric32<BlockQ5_0, 16>(reinterpret_cast<const BlockQ5_0*>(p), dst, nb); return;
+    case DType::Q5_1: dequant_offset32(reinterpret_cast<const BlockQ5_1*>(p), dst, nb); return;
     case DType::Q8_0: dequant_q8_0(reinterpret_cast<const BlockQ8_0*>(p), dst, nb); return;
     case DType::Q4_K: dequant_q4_k(reinterpret_cast<const BlockQ4_K*>(p), dst, nb); return;
     case DType::Q5_K: dequant_q5_k(reinterpret_cast<const BlockQ5_K*>(p), dst, nb); return;

@@ -10,7 +10,7 @@
 namespace db::kernels {
 
 // Y[t, o] = sum_i W[o, i] * X[t, i] for t < n_tokens, o < W.rows().
-// W: {out, in} weight (F32, F16, BF16, Q4_0, Q4_1, Q8_0, Q4_K, Q5_K, Q6_K);
+// W: {out, in} weight (F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K);
 // X: n_tokens rows of in = W.cols() floats, contiguous; Y: n_tokens rows of out floats.
 // Each weight block is read once per call for all tokens (tiled over tokens).
 void matmul(const TensorView& W, const float* X, int64_t n_tokens, float* Y, ThreadPool& pool);

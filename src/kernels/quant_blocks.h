@@ -3,10 +3,11 @@
 // load_u16 (util/fp16.h). Elements are numbered 0..block_size-1 within a block.
 #pragma once
 #include <cstdint>
+#include <cstring>
 
 namespace db::kernels {
 
-inline constexpr int kQK = 32;    // elements per Q4_0 / Q4_1 / Q8_0 block
+inline constexpr int kQK = 32;    // elements per Q4_0 / Q4_1 / Q5_0 / Q5_1 / Q8_0 block
 inline constexpr int kQKK = 256;  // elements per K-quant super-block
 
 // value[j] = d * ((qs[j] & 15) - 8), value[j + 16] = d * ((qs[j] >> 4) - 8), j < 16.
@@ -20,6 +21,22 @@ struct BlockQ4_1 {
   uint8_t d[2];    // fp16 scale
   uint8_t m[2];    // fp16 offset (block minimum)
   uint8_t qs[16];  // 4-bit codes, nibble order as in BlockQ4_0
+};
+
+// value[k] = d * (q[k] - 16) with the 5-bit code q[k] = nibble k | (bit k of qh) << 4, k < 32:
+// nibbles in BlockQ4_0's order, qh a little-endian 32-bit word of fifth bits.
+struct BlockQ5_0 {
+  uint8_t d[2];    // fp16 scale
+  uint8_t qh[4];   // fifth bits: bit k belongs to element k
+  uint8_t qs[16];  // low 4 bits, nibble order as in BlockQ4_0
+};
+
+// value[k] = d * q[k] + m, q[k] as in BlockQ5_0.
+struct BlockQ5_1 {
+  uint8_t d[2];    // fp16 scale
+  uint8_t m[2];    // fp16 offset (block minimum)
+  uint8_t qh[4];   // fifth bits: bit k belongs to element k
+  uint8_t qs[16];  // low 4 bits, nibble order as in BlockQ4_0
 };
 
 // value[j] = d * qs[j].
@@ -63,10 +80,35 @@ struct BlockQ6_K {
 
 static_assert(sizeof(BlockQ4_0) == 18 && alignof(BlockQ4_0) == 1);
 static_assert(sizeof(BlockQ4_1) == 20 && alignof(BlockQ4_1) == 1);
+static_assert(sizeof(BlockQ5_0) == 22 && alignof(BlockQ5_0) == 1);
+static_assert(sizeof(BlockQ5_1) == 24 && alignof(BlockQ5_1) == 1);
 static_assert(sizeof(BlockQ8_0) == 34 && alignof(BlockQ8_0) == 1);
 static_assert(sizeof(BlockQ4_K) == 144 && alignof(BlockQ4_K) == 1);
 static_assert(sizeof(BlockQ5_K) == 176 && alignof(BlockQ5_K) == 1);
 static_assert(sizeof(BlockQ6_K) == 210 && alignof(BlockQ6_K) == 1);
+
+// The fifth bits of a BlockQ5_0 / BlockQ5_1 as one word (bit k: element k).
+static inline uint32_t load_qh(const uint8_t* qh) {
+  uint32_t v;
+  std::memcpy(&v, qh, sizeof v);
+  return v;  // GGUF files and this build are little-endian
+}
+
+// The fifth bits of a 32-element block as load_qh gives them; 0 for the 4-bit formats.
+template <class Block>
+static inline uint32_t fifth_bits(const Block& b) {
+  if constexpr (requires { b.qh; })
+    return load_qh(b.qh);
+  else
+    return 0;
+}
+
+// Code k (0..31) of a 32-element block with 4-bit codes qs and, for the 5-bit
+// formats, fifth bits qh (the BlockQ5_0 word read as little-endian; 0 for Q4_0 / Q4_1).
+static inline int block32_code(const uint8_t* qs, uint32_t qh, int k) {
+  const int nibble = k < 16 ? qs[k] & 0xF : qs[k - 16] >> 4;
+  return nibble | static_cast<int>(((qh >> k) & 1u) << 4);
+}
 
 // Unpacks the 6-bit scale and min of sub-block s (0..7) of a Q4_K / Q5_K block.
 static inline void get_scale_min_k4(int s, const uint8_t* q, uint8_t* sc, uint8_t* m) {

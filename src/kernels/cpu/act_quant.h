@@ -1,9 +1,9 @@
 // Activations quantized on the fly to int8 for integer dot products against
 // quantized weights. Two granularities:
-//  - Q8x32 (for Q4_0 / Q4_1 / Q8_0 weights): 32-element blocks with a float
-//    scale d, ds = d * sum(q) and zsum = -8 * sum(q) per block (zsum is the
-//    zero-point term of Q4_0 codes, ready for an integer accumulator; Q8_0's
-//    is 16 times it);
+//  - Q8x32 (for Q4_0 / Q4_1 / Q5_0 / Q5_1 / Q8_0 weights): 32-element blocks
+//    with a float scale d, ds = d * sum(q) and zsum = -8 * sum(q) per block
+//    (zsum is the zero-point term of Q4_0 codes, ready for an integer
+//    accumulator; Q5_0's is twice it, Q8_0's 16 times it);
 //  - Q8x256 (for K-quant weights): 256-element blocks with a float scale d and
 //    the sums of q over each 16 elements (bsums).
 // Within a block d = max|x| / 127 and q = round_to_nearest_even(x * (1 / d)),

@@ -23,31 +23,37 @@ ActRow act_row(const QuantizedActs& a, int64_t t) {
                 a.bsums ? a.bsums + t * a.nblocks * 16 : nullptr};
 }
 
-// Sum over the 32 elements of a 4-bit block of code * activation.
-int dot_nibbles32(const uint8_t* qs, const int8_t* a) {
+// Sum over the 32 elements of a block of code * activation.
+template <class Block>
+int dot_codes32(const Block& w, const int8_t* a) {
+  const uint32_t qh = fifth_bits(w);
   int s = 0;
-  for (int j = 0; j < 16; ++j) s += (qs[j] & 0xF) * a[j] + (qs[j] >> 4) * a[j + 16];
+  for (int k = 0; k < kQK; ++k) s += block32_code(w.qs, qh, k) * a[k];
   return s;
 }
 
-float dot_q4_0(const uint8_t* row, const ActRow& a, int64_t nb) {
-  const auto* w = reinterpret_cast<const BlockQ4_0*>(row);
+// Q4_0 (ZeroPoint 8) and Q5_0 (16): sum_b dw * (da * dot(code, a) - ZeroPoint * ds).
+template <class Block, int ZeroPoint>
+float dot_symmetric32(const uint8_t* row, const ActRow& a, int64_t nb) {
+  const auto* w = reinterpret_cast<const Block*>(row);
   float sum = 0.0f;
   for (int64_t b = 0; b < nb; ++b) {
     const float dw = fp16_to_f32(load_u16(w[b].d));
-    const int isum = dot_nibbles32(w[b].qs, a.q + 32 * b);
-    sum += dw * (a.d[b] * static_cast<float>(isum) - 8.0f * a.ds[b]);
+    const int isum = dot_codes32(w[b], a.q + 32 * b);
+    sum += dw * (a.d[b] * static_cast<float>(isum) - static_cast<float>(ZeroPoint) * a.ds[b]);
   }
   return sum;
 }
 
-float dot_q4_1(const uint8_t* row, const ActRow& a, int64_t nb) {
-  const auto* w = reinterpret_cast<const BlockQ4_1*>(row);
+// Q4_1 and Q5_1: sum_b dw * da * dot(code, a) + m * ds.
+template <class Block>
+float dot_offset32(const uint8_t* row, const ActRow& a, int64_t nb) {
+  const auto* w = reinterpret_cast<const Block*>(row);
   float sum = 0.0f;
   for (int64_t b = 0; b < nb; ++b) {
     const float dw = fp16_to_f32(load_u16(w[b].d));
     const float mw = fp16_to_f32(load_u16(w[b].m));
-    const int isum = dot_nibbles32(w[b].qs, a.q + 32 * b);
+    const int isum = dot_codes32(w[b], a.q + 32 * b);
     sum += dw * a.d[b] * static_cast<float>(isum) + mw * a.ds[b];
   }
   return sum;
@@ -182,8 +188,10 @@ float load_bf16(const uint8_t* row, int64_t i) { return bf16_to_f32(load_u16(row
 void gemm_f32(const GemmTile& t) { float_tile(t, load_f32); }
 void gemm_f16(const GemmTile& t) { float_tile(t, load_f16); }
 void gemm_bf16(const GemmTile& t) { float_tile(t, load_bf16); }
-void gemm_q4_0(const GemmTile& t) { quant_tile(t, dot_q4_0); }
-void gemm_q4_1(const GemmTile& t) { quant_tile(t, dot_q4_1); }
+void gemm_q4_0(const GemmTile& t) { quant_tile(t, dot_symmetric32<BlockQ4_0, 8>); }
+void gemm_q4_1(const GemmTile& t) { quant_tile(t, dot_offset32<BlockQ4_1>); }
+void gemm_q5_0(const GemmTile& t) { quant_tile(t, dot_symmetric32<BlockQ5_0, 16>); }
+void gemm_q5_1(const GemmTile& t) { quant_tile(t, dot_offset32<BlockQ5_1>); }
 void gemm_q8_0(const GemmTile& t) { quant_tile(t, dot_q8_0); }
 void gemm_q4_k(const GemmTile& t) { quant_tile(t, dot_q4_k); }
 void gemm_q5_k(const GemmTile& t) { quant_tile(t, dot_q5_k); }

@@ -30,6 +30,7 @@ GemmKernels scalar_kernels() {
   GemmKernels k{};
   set_rows(k, {{DType::Q4_0, scalar::gemm_q4_0}, {DType::Q4_1, scalar::gemm_q4_1}, {DType::Q8_0, scalar::gemm_q8_0},
                {DType::Q4_K, scalar::gemm_q4_k}, {DType::Q5_K, scalar::gemm_q5_k}, {DType::Q6_K, scalar::gemm_q6_k},
+               {DType::Q5_0, scalar::gemm_q5_0}, {DType::Q5_1, scalar::gemm_q5_1},
                {DType::F32, scalar::gemm_f32}, {DType::F16, scalar::gemm_f16}, {DType::BF16, scalar::gemm_bf16}});
   set_panels(k, scalar::panel_kernels);
   k.tile_rows = kScalarTileRows;
@@ -44,6 +45,7 @@ GemmKernels avx2_kernels() {
   GemmKernels k{};
   set_rows(k, {{DType::Q4_0, avx2::gemm_q4_0}, {DType::Q4_1, avx2::gemm_q4_1}, {DType::Q8_0, avx2::gemm_q8_0},
                {DType::Q4_K, avx2::gemm_q4_k}, {DType::Q5_K, avx2::gemm_q5_k}, {DType::Q6_K, avx2::gemm_q6_k},
+               {DType::Q5_0, avx2::gemm_q5_0}, {DType::Q5_1, avx2::gemm_q5_1},
                {DType::F32, avx2::gemm_f32}, {DType::F16, avx2::gemm_f16}, {DType::BF16, avx2::gemm_bf16}});
   set_panels(k, scalar::panel_kernels);  // float panels are not packed at this level; these keep them computable
   set_panels(k, avx2::panel_kernels);
@@ -64,6 +66,7 @@ GemmKernels avx512_kernels() {
   GemmKernels k{};
   set_rows(k, {{DType::Q4_0, avx512::gemm_q4_0}, {DType::Q4_1, avx512::gemm_q4_1}, {DType::Q8_0, avx512::gemm_q8_0},
                {DType::Q4_K, avx512::gemm_q4_k}, {DType::Q5_K, avx512::gemm_q5_k}, {DType::Q6_K, avx512::gemm_q6_k},
+               {DType::Q5_0, avx512::gemm_q5_0}, {DType::Q5_1, avx512::gemm_q5_1},
                {DType::F32, avx512::gemm_f32}, {DType::F16, avx512::gemm_f16}, {DType::BF16, avx512::gemm_bf16}});
   set_panels(k, scalar::panel_kernels);  // quantized panels are packed only for VNNI; these keep them computable
   set_panels(k, avx512::float_panel_kernels);
@@ -78,7 +81,8 @@ GemmKernels avx512vnni_kernels() {
   GemmKernels k = avx512_kernels();
   set_rows(k, {{DType::Q4_0, avx512vnni::gemm_q4_0}, {DType::Q4_1, avx512vnni::gemm_q4_1},
                {DType::Q8_0, avx512vnni::gemm_q8_0}, {DType::Q4_K, avx512vnni::gemm_q4_k},
-               {DType::Q5_K, avx512vnni::gemm_q5_k}, {DType::Q6_K, avx512vnni::gemm_q6_k}});
+               {DType::Q5_K, avx512vnni::gemm_q5_k}, {DType::Q6_K, avx512vnni::gemm_q6_k},
+               {DType::Q5_0, avx512vnni::gemm_q5_0}, {DType::Q5_1, avx512vnni::gemm_q5_1}});
   set_panels(k, avx512vnni::panel_kernels);
   return k;
 }

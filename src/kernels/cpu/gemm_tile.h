@@ -58,8 +58,9 @@ struct PanelKernels {
 };
 
 // The weight types the CPU matmul computes, in the order of GemmKernels::types.
-inline constexpr DType kGemmDTypes[] = {DType::Q4_0, DType::Q4_1, DType::Q8_0, DType::Q4_K, DType::Q5_K,
-                                        DType::Q6_K, DType::F32,  DType::F16,  DType::BF16};
+inline constexpr DType kGemmDTypes[] = {DType::Q4_0, DType::Q4_1, DType::Q8_0, DType::Q4_K,
+                                        DType::Q5_K, DType::Q6_K, DType::Q5_0, DType::Q5_1,
+                                        DType::F32,  DType::F16,  DType::BF16};
 inline constexpr int kGemmTypes = sizeof(kGemmDTypes) / sizeof(kGemmDTypes[0]);
 
 // The kernels of one weight type at one ISA level (null = none at this level).
@@ -93,6 +94,8 @@ void gemm_f16(const GemmTile&);
 void gemm_bf16(const GemmTile&);
 void gemm_q4_0(const GemmTile&);
 void gemm_q4_1(const GemmTile&);
+void gemm_q5_0(const GemmTile&);
+void gemm_q5_1(const GemmTile&);
 void gemm_q8_0(const GemmTile&);
 void gemm_q4_k(const GemmTile&);
 void gemm_q5_k(const GemmTile&);
@@ -105,6 +108,8 @@ void gemm_f16(const GemmTile&);
 void gemm_bf16(const GemmTile&);
 void gemm_q4_0(const GemmTile&);
 void gemm_q4_1(const GemmTile&);
+void gemm_q5_0(const GemmTile&);
+void gemm_q5_1(const GemmTile&);
 void gemm_q8_0(const GemmTile&);
 void gemm_q4_k(const GemmTile&);
 void gemm_q5_k(const GemmTile&);
@@ -117,6 +122,8 @@ void gemm_f16(const GemmTile&);
 void gemm_bf16(const GemmTile&);
 void gemm_q4_0(const GemmTile&);
 void gemm_q4_1(const GemmTile&);
+void gemm_q5_0(const GemmTile&);
+void gemm_q5_1(const GemmTile&);
 void gemm_q8_0(const GemmTile&);
 void gemm_q4_k(const GemmTile&);
 void gemm_q5_k(const GemmTile&);
@@ -126,6 +133,8 @@ void gemm_q6_k(const GemmTile&);
 namespace avx512vnni {
 void gemm_q4_0(const GemmTile&);
 void gemm_q4_1(const GemmTile&);
+void gemm_q5_0(const GemmTile&);
+void gemm_q5_1(const GemmTile&);
 void gemm_q8_0(const GemmTile&);
 void gemm_q4_k(const GemmTile&);
 void gemm_q5_k(const GemmTile&);

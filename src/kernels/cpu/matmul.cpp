@@ -99,7 +99,7 @@ void run_tiles(const RowTiling& tiling, const Kernel& kernel, GemmTile base, int
 void check_operands(const TensorView& W, const float* X, int64_t n_tokens, const float* Y) {
   if (!can_dequantize(W.dtype))
     throw Error("matmul: weight dtype " + dtype_name(W.dtype) + " (shape " + W.shape_str() +
-                ") is not supported; supported: F32, F16, BF16, Q4_0, Q4_1, Q8_0, Q4_K, Q5_K, Q6_K");
+                ") is not supported; supported: F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K");
   if (W.shape.size() < 2) throw Error("matmul: weight must be a matrix, got shape " + W.shape_str());
   if (W.cols() % block_size(W.dtype) != 0)
     throw Error("matmul: weight row length " + std::to_string(W.cols()) + " is not a multiple of the " +

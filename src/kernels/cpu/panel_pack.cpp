@@ -18,21 +18,48 @@ constexpr int64_t kHeaderHalfBytes = 2 * kPanelRows;  // 16 fp16 values
 // Copies the fp16 field at `field` of row r's block into header slot r of `half_array`.
 void put_half(uint8_t* half_array, int r, const uint8_t* field) { std::memcpy(half_array + 2 * r, field, 2); }
 
+// Row r's fifth bits of a Q5_0 / Q5_1 block (bit k of qh: element k) into its
+// bytes of the chunk's fifth-bit register, and back (panels.h).
+void put_fifth_bits(uint8_t* codes, int r, const uint8_t* qh) {
+  const uint32_t bits = load_qh(qh);
+  for (int e = 0; e < 4; ++e) {
+    uint8_t byte = 0;
+    for (int i = 0; i < 8; ++i) byte = static_cast<uint8_t>(byte | ((bits >> (4 * i + e)) & 1u) << i);
+    codes[kPanelFifthBits + panel_fifth_bit_byte(r, e)] = byte;
+  }
+}
+
+void get_fifth_bits(const uint8_t* codes, int r, uint8_t* qh) {
+  uint32_t bits = 0;
+  for (int k = 0; k < kQK; ++k)
+    bits |= static_cast<uint32_t>((codes[kPanelFifthBits + panel_fifth_bit_byte(r, k)] >> (k / 4)) & 1) << k;
+  std::memcpy(qh, &bits, sizeof bits);
+}
+
+// The 32-element formats with 4-bit or 5-bit codes: row r's block into its
+// group's codes and headers (d, then m for the formats with offsets), and back.
+template <class Block>
+void pack_block32(const Block& b, int r, uint8_t* codes, uint8_t* header) {
+  put_half(header, r, b.d);
+  if constexpr (requires { b.m; }) put_half(header + kHeaderHalfBytes, r, b.m);
+  put_chunk_codes(codes, r, b.qs, 16);
+  if constexpr (requires { b.qh; }) put_fifth_bits(codes, r, b.qh);
+}
+
+template <class Block>
+void unpack_block32(const uint8_t* codes, const uint8_t* header, int r, Block& b) {
+  std::memcpy(b.d, header + 2 * r, 2);
+  if constexpr (requires { b.m; }) std::memcpy(b.m, header + kHeaderHalfBytes + 2 * r, 2);
+  for (int k = 0; k < 16; ++k) b.qs[k] = codes[panel_code_offset(r, k)];
+  if constexpr (requires { b.qh; }) get_fifth_bits(codes, r, b.qh);
+}
+
 void pack_block(DType t, const uint8_t* block, int r, uint8_t* codes, uint8_t* header) {
   switch (t) {
-    case DType::Q4_0: {
-      const auto* b = reinterpret_cast<const BlockQ4_0*>(block);
-      put_half(header, r, b->d);
-      put_chunk_codes(codes, r, b->qs, 16);
-      break;
-    }
-    case DType::Q4_1: {
-      const auto* b = reinterpret_cast<const BlockQ4_1*>(block);
-      put_half(header, r, b->d);
-      put_half(header + kHeaderHalfBytes, r, b->m);
-      put_chunk_codes(codes, r, b->qs, 16);
-      break;
-    }
+    case DType::Q4_0: pack_block32(*reinterpret_cast<const BlockQ4_0*>(block), r, codes, header); break;
+    case DType::Q4_1: pack_block32(*reinterpret_cast<const BlockQ4_1*>(block), r, codes, header); break;
+    case DType::Q5_0: pack_block32(*reinterpret_cast<const BlockQ5_0*>(block), r, codes, header); break;
+    case DType::Q5_1: pack_block32(*reinterpret_cast<const BlockQ5_1*>(block), r, codes, header); break;
     case DType::Q8_0: {
       const auto* b = reinterpret_cast<const BlockQ8_0*>(block);
       put_half(header, r, b->d);
@@ -50,19 +77,10 @@ void pack_block(DType t, const uint8_t* block, int r, uint8_t* codes, uint8_t* h
 
 void unpack_block(DType t, const uint8_t* codes, const uint8_t* header, int r, uint8_t* block) {
   switch (t) {
-    case DType::Q4_0: {
-      auto* b = reinterpret_cast<BlockQ4_0*>(block);
-      std::memcpy(b->d, header + 2 * r, 2);
-      for (int k = 0; k < 16; ++k) b->qs[k] = codes[panel_code_offset(r, k)];
-      break;
-    }
-    case DType::Q4_1: {
-      auto* b = reinterpret_cast<BlockQ4_1*>(block);
-      std::memcpy(b->d, header + 2 * r, 2);
-      std::memcpy(b->m, header + kHeaderHalfBytes + 2 * r, 2);
-      for (int k = 0; k < 16; ++k) b->qs[k] = codes[panel_code_offset(r, k)];
-      break;
-    }
+    case DType::Q4_0: unpack_block32(codes, header, r, *reinterpret_cast<BlockQ4_0*>(block)); break;
+    case DType::Q4_1: unpack_block32(codes, header, r, *reinterpret_cast<BlockQ4_1*>(block)); break;
+    case DType::Q5_0: unpack_block32(codes, header, r, *reinterpret_cast<BlockQ5_0*>(block)); break;
+    case DType::Q5_1: unpack_block32(codes, header, r, *reinterpret_cast<BlockQ5_1*>(block)); break;
     case DType::Q8_0: {
       auto* b = reinterpret_cast<BlockQ8_0*>(block);
       std::memcpy(b->d, header + 2 * r, 2);
@@ -123,12 +141,14 @@ int64_t panel_block_elems(DType t) { return is_k_quant(t) ? 256 : is_float_panel
 int64_t panel_code_bytes(DType t) {
   if (is_k_quant(t)) return kKLowBytes + k_high_bytes(t) + kKScaleBytes;
   if (is_float_panel(t)) return kPanelRows * static_cast<int64_t>(block_bytes(t));
+  if (t == DType::Q5_0 || t == DType::Q5_1) return kPanelFifthBits + 4 * kPanelRows;
   return t == DType::Q8_0 ? 32 * kPanelRows : 16 * kPanelRows;
 }
 
 int64_t panel_header_bytes(DType t) {
   if (is_float_panel(t)) return 0;
-  return t == DType::Q4_1 || t == DType::Q4_K || t == DType::Q5_K ? 2 * kHeaderHalfBytes : kHeaderHalfBytes;
+  const bool has_offsets = t == DType::Q4_1 || t == DType::Q5_1 || t == DType::Q4_K || t == DType::Q5_K;
+  return has_offsets ? 2 * kHeaderHalfBytes : kHeaderHalfBytes;
 }
 
 int64_t panel_group_bytes(DType t, int64_t cols) {

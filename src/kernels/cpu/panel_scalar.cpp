@@ -18,12 +18,15 @@ template <DType T>
 int code(const uint8_t* codes, int r, int k) {
   if (T == DType::Q8_0) return codes[panel_code_offset(r, k)];
   const uint8_t byte = codes[panel_code_offset(r, k % 16)];
-  return k < 16 ? byte & 15 : byte >> 4;
+  const int nibble = k < 16 ? byte & 15 : byte >> 4;
+  if (T != DType::Q5_0 && T != DType::Q5_1) return nibble;
+  return nibble | ((codes[kPanelFifthBits + panel_fifth_bit_byte(r, k)] >> (k / 4)) & 1) << 4;
 }
 
 template <DType T>
 void panel_gemm(const GemmTile& t) {
-  constexpr int kZeroPoint = T == DType::Q4_0 ? 8 : T == DType::Q8_0 ? 128 : 0;
+  constexpr int kZeroPoint = T == DType::Q4_0 ? 8 : T == DType::Q5_0 ? 16 : T == DType::Q8_0 ? 128 : 0;
+  constexpr bool kHasMin = T == DType::Q4_1 || T == DType::Q5_1;
   const QuantizedActs& a = *t.acts;
   const int64_t nb = t.cols / kQK;
   const int64_t code_bytes = panel_code_bytes(T), header_bytes = panel_header_bytes(T);
@@ -39,7 +42,7 @@ void panel_gemm(const GemmTile& t) {
         int32_t dot = (kZeroPoint / 8) * a.zsum[slot];
         for (int k = 0; k < kQK; ++k) dot += code<T>(codes, r, k) * q[k];
         const float d = fp16_to_f32(load_u16(header + 2 * r));
-        if (T == DType::Q4_1) acc = std::fma(fp16_to_f32(load_u16(header + 32 + 2 * r)), a.ds[slot], acc);
+        if (kHasMin) acc = std::fma(fp16_to_f32(load_u16(header + 32 + 2 * r)), a.ds[slot], acc);
         acc = std::fma(static_cast<float>(dot), d * a.d[slot], acc);
       }
       t.y[j * t.ldy + r] = acc;
@@ -119,6 +122,8 @@ void panel_float_gemm(const GemmTile& t) {
 
 void panel_q4_0(const GemmTile& t) { panel_gemm<DType::Q4_0>(t); }
 void panel_q4_1(const GemmTile& t) { panel_gemm<DType::Q4_1>(t); }
+void panel_q5_0(const GemmTile& t) { panel_gemm<DType::Q5_0>(t); }
+void panel_q5_1(const GemmTile& t) { panel_gemm<DType::Q5_1>(t); }
 void panel_q8_0(const GemmTile& t) { panel_gemm<DType::Q8_0>(t); }
 void panel_q4_k(const GemmTile& t) { panel_k_gemm<DType::Q4_K>(t); }
 void panel_q5_k(const GemmTile& t) { panel_k_gemm<DType::Q5_K>(t); }
@@ -128,8 +133,8 @@ void panel_f16(const GemmTile& t) { panel_float_gemm<DType::F16>(t); }
 void panel_bf16(const GemmTile& t) { panel_float_gemm<DType::BF16>(t); }
 
 void panel_kernels(PanelKernels (&out)[kPanelFormats]) {
-  const GemmTileFn fns[kPanelFormats] = {panel_q4_0, panel_q4_1, panel_q8_0, panel_q4_k, panel_q5_k,
-                                         panel_q6_k, panel_f32,  panel_f16,  panel_bf16};
+  const GemmTileFn fns[kPanelFormats] = {panel_q4_0, panel_q4_1, panel_q8_0, panel_q4_k, panel_q5_k, panel_q6_k,
+                                         panel_q5_0, panel_q5_1, panel_f32,  panel_f16,  panel_bf16};
   for (int i = 0; i < kPanelFormats; ++i) out[i] = {fns[i], nullptr};
 }
 

@@ -1,5 +1,5 @@
 // The Panels16 weight layout (TensorLayout::Panels16) and its kernels, for
-// the 32-element block formats (Q4_0, Q4_1, Q8_0), the 256-element K-quant
+// the 32-element block formats (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0), the 256-element K-quant
 // super-blocks (Q4_K, Q5_K, Q6_K) and the float formats (F32, F16, BF16).
 //
 // Rows are taken 16 at a time (a group; the last group is padded with zero
@@ -12,17 +12,20 @@
 // byte's low nibble and element k + 16 in the high nibble of the same byte, so
 // a chunk is 256 bytes (512 for Q8_0, whose codes are stored as q + 128).
 //
-// 32-element formats: a block is one chunk. Headers: 16 fp16 scales d (row
-// order), then for Q4_1 16 fp16 offsets m.
+// 32-element formats: a block is one chunk. Q5_0 / Q5_1 codes: the chunk of
+// their low 4 bits (256 bytes), then their fifth bits in one 64-byte register
+// (320 bytes in all): bit i of byte 4r + e is the fifth bit of row r's element
+// 4i + e (the Q5_K high-bit register of panel_k_layout.h). Headers: 16 fp16
+// scales d (row order), then for Q4_1 / Q5_1 16 fp16 offsets m.
 // K-quants: a super-block's codes are its 8 chunks' low 4 bits (2048 bytes),
 // then the high bits, then the sub-block scales (see panel_k_layout.h for the
 // exact offsets). Headers: 16 fp16 d, then for Q4_K / Q5_K 16 fp16 dmin.
 //
 // Every kernel computes, per (row, token), from acc = 0 and block by block,
 // with the token's block scale da:
-//   Q4_0, Q8_0:  dot = sum_k code[k] * a[k] + (zp / 8) * zsum   (zp 8 / 128)
-//                acc = fma(float(dot), d * da, acc)
-//   Q4_1:        acc = fma(m, ds, acc); acc = fma(float(dot), d * da, acc)   (zp 0)
+//   Q4_0, Q5_0, Q8_0:  dot = sum_k code[k] * a[k] + (zp / 8) * zsum   (zp 8 / 16 / 128)
+//                      acc = fma(float(dot), d * da, acc)
+//   Q4_1, Q5_1:  acc = fma(m, ds, acc); acc = fma(float(dot), d * da, acc)   (zp 0)
 //   Q4_K, Q5_K:  M = sum_sb mn[sb] * bsum32(sb)   f = float(M) * -dmin
 //                for sb = 0..7: f = fma(float(dot(sb)), d * float(sc[sb]), f)
 //                acc = fma(f, da, acc)
@@ -56,10 +59,11 @@ namespace db::kernels {
 inline constexpr int kPanelRows = 16;
 
 // The panel formats, in the order of the panel_kernels() arrays below.
-inline constexpr DType kPanelDTypes[] = {DType::Q4_0, DType::Q4_1, DType::Q8_0, DType::Q4_K, DType::Q5_K,
-                                         DType::Q6_K, DType::F32,  DType::F16,  DType::BF16};
-inline constexpr int kPanelFormats = 9;
-inline constexpr int kFirstFloatPanel = 6;  // F32, F16, BF16 follow the quantized formats
+inline constexpr DType kPanelDTypes[] = {DType::Q4_0, DType::Q4_1, DType::Q8_0, DType::Q4_K,
+                                         DType::Q5_K, DType::Q6_K, DType::Q5_0, DType::Q5_1,
+                                         DType::F32,  DType::F16,  DType::BF16};
+inline constexpr int kPanelFormats = 11;
+inline constexpr int kFirstFloatPanel = 8;  // F32, F16, BF16 follow the quantized formats
 // Index of t in kPanelDTypes, or -1 if t has no panel layout.
 int panel_index(DType t);
 
@@ -81,6 +85,11 @@ int64_t panel_matrix_bytes(DType t, int64_t rows, int64_t cols);
 // for 8-bit codes, k < 16 for 4-bit codes: element k + 16 is the same byte's
 // high nibble).
 inline int64_t panel_code_offset(int r, int k) { return ((k / 4) * kPanelRows + r) * 4 + k % 4; }
+// Q5_0 / Q5_1: the offset of the fifth-bit register in a block's codes, and
+// where row r's element k (k < 32) has its fifth bit: bit k / 4 of byte
+// kPanelFifthBits + panel_fifth_bit_byte(r, k).
+inline constexpr int64_t kPanelFifthBits = 256;
+inline int64_t panel_fifth_bit_byte(int r, int k) { return 4 * r + k % 4; }
 
 // Writes rows [0, rows) of a Rows-layout matrix (row stride src_stride bytes)
 // into dst (panel_matrix_bytes of them) in panel layout.
@@ -99,6 +108,8 @@ inline constexpr int kPanelTileTokens = 16;
 namespace scalar {
 void panel_q4_0(const GemmTile&);
 void panel_q4_1(const GemmTile&);
+void panel_q5_0(const GemmTile&);
+void panel_q5_1(const GemmTile&);
 void panel_q8_0(const GemmTile&);
 void panel_q4_k(const GemmTile&);
 void panel_q5_k(const GemmTile&);
@@ -116,6 +127,8 @@ void panel_kernels(PanelKernels (&out)[kPanelFormats]);
 namespace avx2 {
 void panel_q4_0(const GemmTile&);
 void panel_q4_1(const GemmTile&);
+void panel_q5_0(const GemmTile&);
+void panel_q5_1(const GemmTile&);
 void panel_q8_0(const GemmTile&);
 void panel_q4_k(const GemmTile&);
 void panel_q5_k(const GemmTile&);
@@ -125,6 +138,8 @@ void panel_kernels(PanelKernels (&out)[kPanelFormats]);
 namespace avx2vnni {
 void panel_q4_0(const GemmTile&);
 void panel_q4_1(const GemmTile&);
+void panel_q5_0(const GemmTile&);
+void panel_q5_1(const GemmTile&);
 void panel_q8_0(const GemmTile&);
 void panel_q4_k(const GemmTile&);
 void panel_q5_k(const GemmTile&);
@@ -141,12 +156,16 @@ void float_panel_kernels(PanelKernels (&out)[kPanelFormats]);
 namespace avx512vnni {
 void panel_q4_0(const GemmTile&);
 void panel_q4_1(const GemmTile&);
+void panel_q5_0(const GemmTile&);
+void panel_q5_1(const GemmTile&);
 void panel_q8_0(const GemmTile&);
 void panel_q4_k(const GemmTile&);
 void panel_q5_k(const GemmTile&);
 void panel_q6_k(const GemmTile&);
 void panel_swiglu_q4_0(const GemmTile&, const uint8_t* up);
 void panel_swiglu_q4_1(const GemmTile&, const uint8_t* up);
+void panel_swiglu_q5_0(const GemmTile&, const uint8_t* up);
+void panel_swiglu_q5_1(const GemmTile&, const uint8_t* up);
 void panel_swiglu_q8_0(const GemmTile&, const uint8_t* up);
 void panel_swiglu_q4_k(const GemmTile&, const uint8_t* up);
 void panel_swiglu_q5_k(const GemmTile&, const uint8_t* up);
@@ -162,7 +181,7 @@ int64_t q6_k_expanded_block_bytes();
 void panel_kernels(PanelKernels (&out)[kPanelFormats]);
 }  // namespace avx512vnni
 namespace amx {
-// Sets the entries of out for Q4_0, Q4_1, Q8_0, Q4_K and Q5_K, with fused
+// Sets the entries of out for Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K and Q5_K, with fused
 // gates: AMX-INT8 tile products for tiles of 12 tokens or more (smaller tiles
 // run the avx512vnni kernels), bit-identical to them. Leaves the others
 // (Q6_K: the VNNI kernel).

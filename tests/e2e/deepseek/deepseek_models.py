@@ -18,11 +18,11 @@ sys.path.insert(0, os.path.join(HERE, "..", "common"))
 from e2e_main import check  # noqa: E402 - the scripts use it as m.check too
 
 # shape -> extra make_random_gguf.py flags: V2's form with the legacy attn_kv_b in Q4_0; V3's
-# form (q_lora, sigmoid router, group-limited routing) with attn_k_b / attn_v_b in Q4_K (Q8_0
-# where rows are not a multiple of 256).
+# form (q_lora, sigmoid router, group-limited routing) with attn_k_b / attn_v_b in Q4_K (Q5_0,
+# llama-quantize's fallback, where rows are not a multiple of 256).
 MODELS = {
     "deepseek-v2-mini": [],
-    "deepseek-v3-mini": ["--split-kv", "--type", "q4_k", "--k-fallback", "q8_0"],
+    "deepseek-v3-mini": ["--split-kv", "--type", "q4_k"],  # Q5_0 for rows not a multiple of 256
 }
 # Both shapes: 3 layers of one latent row, kv_lora 64 + rope 16, in F16: 3 x 80 x 2 bytes.
 KV_SUMMARY = re.compile(r"KV cache: Latent, 3 layers x 80 \(V = first 64\), F16, 480 bytes/token, "

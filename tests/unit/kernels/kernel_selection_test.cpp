@@ -75,6 +75,8 @@ const RowsSelection kRowsSelection[] = {
     {DType::Q4_K, scalar::gemm_q4_k, avx2::gemm_q4_k, avx512::gemm_q4_k, avx512vnni::gemm_q4_k},
     {DType::Q5_K, scalar::gemm_q5_k, avx2::gemm_q5_k, avx512::gemm_q5_k, avx512vnni::gemm_q5_k},
     {DType::Q6_K, scalar::gemm_q6_k, avx2::gemm_q6_k, avx512::gemm_q6_k, avx512vnni::gemm_q6_k},
+    {DType::Q5_0, scalar::gemm_q5_0, avx2::gemm_q5_0, avx512::gemm_q5_0, avx512vnni::gemm_q5_0},
+    {DType::Q5_1, scalar::gemm_q5_1, avx2::gemm_q5_1, avx512::gemm_q5_1, avx512vnni::gemm_q5_1},
     {DType::F32, scalar::gemm_f32, avx2::gemm_f32, avx512::gemm_f32, avx512::gemm_f32},
     {DType::F16, scalar::gemm_f16, avx2::gemm_f16, avx512::gemm_f16, avx512::gemm_f16},
     {DType::BF16, scalar::gemm_bf16, avx2::gemm_bf16, avx512::gemm_bf16, avx512::gemm_bf16},
@@ -115,6 +117,10 @@ const PanelSelection kPanelSelection[] = {
      amx_tile_kernel},
     {DType::Q6_K, scalar::panel_q6_k, avx2::panel_q6_k, avx2vnni::panel_q6_k, nullptr, avx512vnni::panel_q6_k,
      avx512vnni::panel_q6_k},
+    {DType::Q5_0, scalar::panel_q5_0, avx2::panel_q5_0, avx2vnni::panel_q5_0, nullptr, avx512vnni::panel_q5_0,
+     amx_tile_kernel},
+    {DType::Q5_1, scalar::panel_q5_1, avx2::panel_q5_1, avx2vnni::panel_q5_1, nullptr, avx512vnni::panel_q5_1,
+     amx_tile_kernel},
     {DType::F32, scalar::panel_f32, nullptr, nullptr, avx512::panel_f32, avx512::panel_f32, avx512::panel_f32},
     {DType::F16, scalar::panel_f16, nullptr, nullptr, avx512::panel_f16, avx512::panel_f16, avx512::panel_f16},
     {DType::BF16, scalar::panel_bf16, nullptr, nullptr, avx512::panel_bf16, avx512::panel_bf16, avx512::panel_bf16},
@@ -140,7 +146,7 @@ TEST(KernelSelection, TablesCoverEveryMatmulWeightType) {
     EXPECT_EQ(kPanelSelection[i].type, kGemmDTypes[i]);
     EXPECT_EQ(gemm_type_index(kGemmDTypes[i]), i);
   }
-  EXPECT_EQ(gemm_type_index(DType::Q5_0), -1);
+  EXPECT_EQ(gemm_type_index(DType::Q2_K), -1);
 }
 
 // For every level this CPU runs (building a level's table runs code of that

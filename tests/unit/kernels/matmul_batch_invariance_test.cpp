@@ -47,8 +47,8 @@ TEST_P(MatmulBatchInvariance, RowOfABatchEqualsTheTokenAlone) {
 
 INSTANTIATE_TEST_SUITE_P(AllTypes, MatmulBatchInvariance,
                          ::testing::Combine(::testing::Values(DType::F32, DType::F16, DType::BF16, DType::Q4_0,
-                                                              DType::Q4_1, DType::Q8_0, DType::Q4_K, DType::Q5_K,
-                                                              DType::Q6_K),
+                                                              DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0,
+                                                              DType::Q4_K, DType::Q5_K, DType::Q6_K),
                                             ::testing::ValuesIn(kIsaLevels)));
 
 }  // namespace

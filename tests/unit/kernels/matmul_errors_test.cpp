@@ -23,11 +23,11 @@ std::string error_of(const TensorView& w, const float* x, int64_t n, float* y) {
 }
 
 TEST(MatmulErrors, RejectsUnsupportedDtype) {
-  std::vector<uint8_t> bytes(4 * row_bytes(DType::Q5_0, 32));
-  std::vector<float> x(32), y(4);
-  TensorView w{DType::Q5_0, {4, 32}, bytes.data()};
+  std::vector<uint8_t> bytes(4 * row_bytes(DType::Q2_K, 256));
+  std::vector<float> x(256), y(4);
+  TensorView w{DType::Q2_K, {4, 256}, bytes.data()};
   const std::string msg = error_of(w, x.data(), 1, y.data());
-  EXPECT_NE(msg.find("Q5_0"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("Q2_K"), std::string::npos) << msg;
 }
 
 TEST(MatmulErrors, RejectsBadShapes) {

@@ -156,8 +156,8 @@ TEST_P(MatmulIsa, LongRowsSplitIntoTokenChunks) {
     }
 }
 
-const DType kDtypes[] = {DType::F32, DType::F16, DType::BF16, DType::Q4_0, DType::Q4_1,
-                         DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K};
+const DType kDtypes[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q4_0, DType::Q4_1, DType::Q5_0,
+                         DType::Q5_1, DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K};
 
 INSTANTIATE_TEST_SUITE_P(All, MatmulIsa, ::testing::Combine(::testing::ValuesIn(kDtypes), ::testing::ValuesIn(kIsaLevels)),
                          [](const auto& info) {

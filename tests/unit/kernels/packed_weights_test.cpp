@@ -60,7 +60,8 @@ TEST_P(PackedWeightsTest, ProcessLevelPassesThePoolOn) {
   EXPECT_EQ(packed_bytes(store.prepare(w.view(), &pool)), packed_bytes(serial_store.prepare(w.view())));
 }
 
-INSTANTIATE_TEST_SUITE_P(PanelDtypes, PackedWeightsTest, ::testing::Values(DType::Q4_0, DType::Q4_1, DType::Q8_0),
+INSTANTIATE_TEST_SUITE_P(PanelDtypes, PackedWeightsTest,
+                         ::testing::Values(DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 
 // A file of n bytes whose byte i is a function of i, removed with the object.

@@ -165,7 +165,7 @@ TEST(PanelLayout, QuantizedFormatsPackAtVnniAndAvx2FloatsAtBothAvx512Levels) {
     EXPECT_EQ(prefers_packed(t, IsaLevel::Avx2Vnni), !is_float) << dtype_name(t);
     EXPECT_FALSE(prefers_packed(t, IsaLevel::Scalar)) << dtype_name(t);
   }
-  EXPECT_FALSE(prefers_packed(DType::Q5_0, IsaLevel::Avx512Vnni));
+  EXPECT_FALSE(prefers_packed(DType::Q2_K, IsaLevel::Avx512Vnni));
   const auto w = testing::make_weights(DType::BF16, 16, 256, 1);
   PackedWeightStore store;
   const TensorView v = store.prepare(w.view(), IsaLevel::Avx2);

@@ -96,6 +96,7 @@ TEST_P(QuantFixture, QuantizeMatchesGgufBytes) {
 
 INSTANTIATE_TEST_SUITE_P(Types, QuantFixture,
                          ::testing::Values(Case{"Q4_0", DType::Q4_0}, Case{"Q4_1", DType::Q4_1},
+                                           Case{"Q5_0", DType::Q5_0}, Case{"Q5_1", DType::Q5_1},
                                            Case{"Q8_0", DType::Q8_0}, Case{"Q4_K", DType::Q4_K},
                                            Case{"Q5_K", DType::Q5_K}, Case{"Q6_K", DType::Q6_K},
                                            Case{"F16", DType::F16}, Case{"BF16", DType::BF16}),

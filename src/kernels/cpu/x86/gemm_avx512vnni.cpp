@@ -1,6 +1,9 @@
 // AVX-512 VNNI integer kernels: u8 x s8 products via vpdpbusd, sub-block
 // scaling via vpdpwssd.
 #if defined(__x86_64__)
+#include <cstddef>
+#include <cstring>
+
 #include "kernels/cpu/x86/avx512_util.h"
 #include "kernels/cpu/x86/tile_dispatch.h"
 #include "kernels/quant_blocks.h"
@@ -29,8 +32,10 @@ __m512i scaled_dot_acc(__m512i acc, __m512i u, __m512i s, __m512i prepared_scale
 
 }  // namespace
 
-void gemm_q4_0(const GemmTile& t) { dispatch_tile<QuadKernel<Q4_0Quad, Q4_0Pair>, kAvx512TileRows, kAvx512TileTokens>(t); }
-void gemm_q4_1(const GemmTile& t) { dispatch_tile<QuadKernel<Q4_1Quad, Q4_1Pair>, kAvx512TileRows, kAvx512TileTokens>(t); }
+void gemm_q4_0(const GemmTile& t) { dispatch_tile<SymmetricKernel<BlockQ4_0, 8>, kAvx512TileRows, kAvx512TileTokens>(t); }
+void gemm_q4_1(const GemmTile& t) { dispatch_tile<OffsetKernel<BlockQ4_1>, kAvx512TileRows, kAvx512TileTokens>(t); }
+void gemm_q5_0(const GemmTile& t) { dispatch_tile<SymmetricKernel<BlockQ5_0, 16>, kAvx512TileRows, kAvx512TileTokens>(t); }
+void gemm_q5_1(const GemmTile& t) { dispatch_tile<OffsetKernel<BlockQ5_1>, kAvx512TileRows, kAvx512TileTokens>(t); }
 void gemm_q8_0(const GemmTile& t) { dispatch_tile<PairKernel<Q8_0Pair>, kAvx512TileRows, kAvx512TileTokens>(t); }
 void gemm_q4_k(const GemmTile& t) { dispatch_tile<KKernel<Q4K>, kKRows, kKTokens>(t); }
 void gemm_q5_k(const GemmTile& t) { dispatch_tile<KKernel<Q5K>, kKRows, kKTokens>(t); }

@@ -28,6 +28,8 @@ struct Block32Format : Block {
 };
 using Q4_0Format = Block32Format<avx512vnni::Q4_0Block>;
 using Q4_1Format = Block32Format<avx512vnni::Q4_1Block>;
+using Q5_0Format = Block32Format<avx512vnni::Q5_0Block>;  // codes - 16: signed
+using Q5_1Format = Block32Format<avx512vnni::Q5_1Block>;
 using Q8_0Format = Block32Format<avx512vnni::Q8_0Block>;
 
 template <class W>
@@ -189,6 +191,8 @@ void panel_kernels(PanelKernels (&out)[kPanelFormats]) {
   out[0] = multi_tile_kernels<Block32Products<Q4_0Format>, avx512vnni::panel_q4_0, avx512vnni::panel_swiglu_q4_0>();
   out[1] = multi_tile_kernels<Block32Products<Q4_1Format>, avx512vnni::panel_q4_1, avx512vnni::panel_swiglu_q4_1>();
   out[2] = multi_tile_kernels<Block32Products<Q8_0Format>, avx512vnni::panel_q8_0, avx512vnni::panel_swiglu_q8_0>();
+  out[6] = multi_tile_kernels<Block32Products<Q5_0Format>, avx512vnni::panel_q5_0, avx512vnni::panel_swiglu_q5_0>();
+  out[7] = multi_tile_kernels<Block32Products<Q5_1Format>, avx512vnni::panel_q5_1, avx512vnni::panel_swiglu_q5_1>();
   k_panel_kernels(out);
 }
 

@@ -70,7 +70,7 @@ struct alignas(64) ChunkBuffers {
 };
 
 // Stores code registers w[i] (elements 4i..4i+3 of every row) as B tile rows,
-// minus Zp per byte (0: unsigned codes; 8, 32: signed codes; 128 as an xor).
+// minus Zp per byte (0: unsigned codes; 8, 16, 32: signed codes; 128 as an xor).
 template <int Zp>
 DB_PANEL_INLINE void stage_codes(const __m512i (&w)[8], uint8_t* b) {
   for (int i = 0; i < 8; ++i) {

@@ -1,7 +1,8 @@
 // AVX2 Panels16 kernels for 32-element blocks (layout and formula:
 // kernels/cpu/panels.h; the AVX2 scheme: panel_avx2.h). A block's dot products
-// for one token and 8 rows are 8 vpmaddubsw added in int16 and one vpmaddwd,
-// each activation broadcast serving both halves. Q8_0's 8-bit codes (q + 128,
+// for one token and 8 rows are 8 vpmaddubsw added in int16 and one vpmaddwd
+// (5-bit codes: two, one per 16 elements), each activation broadcast serving
+// both halves. Q8_0's 8-bit codes (q + 128,
 // up to 255) would overflow vpmaddubsw's int16 sums, so they are split into
 // nibbles (add_q8_0_block). Built as avx2vnni too (panel_avx2vnni.cpp):
 // vpdpbusd into int32 instead, Q8_0's codes whole (panel_avx2.h).
@@ -13,18 +14,21 @@ namespace db::kernels::DB_PANEL_AVX2_NS {
 
 namespace {
 
-// A 4-bit block format: codes zero point (8: subtract via zsum; 0: none) and
-// whether the header holds offsets m after the scales d.
-template <int ZeroPoint, bool HasMin>
+// A 4-bit or 5-bit block format: code width, zero point (8, 16: subtract
+// via zsum; 0: none) and whether the header holds offsets m after the scales d.
+template <int Bits, int ZeroPoint, bool HasMin>
 struct Nibble32 {
-  static_assert(ZeroPoint == 0 || ZeroPoint == 8);
+  static_assert((Bits == 4 || Bits == 5) && (ZeroPoint == 0 || ZeroPoint == 8 || ZeroPoint == 16));
+  static constexpr int kBits = Bits;
   static constexpr int kZeroPoint = ZeroPoint;
   static constexpr bool kHasMin = HasMin;
-  static constexpr int64_t kCodeBytes = 256, kHeaderBytes = HasMin ? 64 : 32;
+  static constexpr int64_t kCodeBytes = Bits == 5 ? kPanelFifthBits + 64 : 256, kHeaderBytes = HasMin ? 64 : 32;
   static constexpr int64_t kBlockBytes = kCodeBytes + kHeaderBytes;  // a block's slice of its group's bytes
 };
-using Q4_0Format = Nibble32<8, false>;
-using Q4_1Format = Nibble32<0, true>;
+using Q4_0Format = Nibble32<4, 8, false>;
+using Q4_1Format = Nibble32<4, 0, true>;
+using Q5_0Format = Nibble32<5, 16, false>;
+using Q5_1Format = Nibble32<5, 0, true>;
 // Q8_0: 8-bit codes q + 128, no offsets.
 struct Q8_0Format {
   static constexpr int kZeroPoint = 128;
@@ -50,7 +54,7 @@ void prefetch_ahead(const uint8_t* from, int64_t bytes, int64_t ahead) {
 }
 
 // One token's activation terms in a block, broadcast: its scale d, d * sum(q)
-// (the offsets' factor) and -8 * sum(q) (the zero point's term).
+// (the offsets' factor) and -zp * sum(q) (the zero point's term; zp 8 or 16).
 struct TokenTerms {
   __m256 d, ds;
   __m256i zsum;
@@ -69,7 +73,7 @@ template <class W>
 DB_PANEL_INLINE TokenTerms token_terms(const ActArrays& a, int64_t slot) {
   TokenTerms t{_mm256_set1_ps(a.d[slot]), _mm256_setzero_ps(), _mm256_setzero_si256()};
   if constexpr (W::kHasMin) t.ds = _mm256_set1_ps(a.ds[slot]);
-  if constexpr (W::kZeroPoint == 8) t.zsum = _mm256_set1_epi32(a.zsum[slot]);
+  if constexpr (W::kZeroPoint == 8 || W::kZeroPoint == 16) t.zsum = _mm256_set1_epi32(W::kZeroPoint / 8 * a.zsum[slot]);
   return t;
 }
 
@@ -78,12 +82,22 @@ DB_PANEL_INLINE TokenTerms token_terms(const ActArrays& a, int64_t slot) {
 // and offsets m of one half, and the token's terms.
 template <class W>
 DB_PANEL_INLINE __m256 add_block(__m256 acc, __m256i s, __m256 d, __m256 m, const TokenTerms& tt) {
-  if constexpr (W::kZeroPoint == 8) s = _mm256_add_epi32(s, tt.zsum);
+  if constexpr (W::kZeroPoint == 8 || W::kZeroPoint == 16) s = _mm256_add_epi32(s, tt.zsum);
   if constexpr (W::kHasMin) acc = _mm256_fmadd_ps(m, tt.ds, acc);
   return _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(d, tt.d), acc);
 }
 
-// Adds a block of 4-bit format W to acc for tokens slot .. slot + NT - 1: the
+// The codes of part P (0: elements 0..15, 1: 16..31) of a block of format W,
+// both halves (load_nibble_regs; 5-bit formats: with their fifth bits).
+template <class W, int P>
+DB_PANEL_INLINE void load_block_part(const uint8_t* codes, __m256i (&w)[kHalves][4]) {
+  for (int h = 0; h < kHalves; ++h) {
+    load_nibble_regs<4 * P>(codes, h, w[h]);
+    if constexpr (W::kBits == 5) merge_fifth_bits<P>(codes + kPanelFifthBits, h, w[h]);
+  }
+}
+
+// Adds a block of 4-bit or 5-bit format W to acc for tokens slot .. slot + NT - 1: the
 // elements 0..15 of every token first, their sums kept, then 16..31, so that
 // each activation broadcast serves both halves. Every token's integer work
 // comes before any token's float steps, which runs faster than finishing one
@@ -93,11 +107,11 @@ DB_PANEL_INLINE void add_nibble_block(const ActArrays& a, int64_t slot, const ui
                                       __m256 (&acc)[kHalves][NT]) {
   const int8_t* q = a.qs + slot * kQK;
   __m256i w[kHalves][4];
-  ChunkDots<4> dots[NT];
-  for (int h = 0; h < kHalves; ++h) load_nibble_regs<0>(codes, h, w[h]);
+  ChunkDots<W::kBits> dots[NT];
+  load_block_part<W, 0>(codes, w);
 #pragma GCC unroll 16
   for (int j = 0; j < NT; ++j) dots[j].first(w, q + j * kQK);
-  for (int h = 0; h < kHalves; ++h) load_nibble_regs<4>(codes, h, w[h]);
+  load_block_part<W, 1>(codes, w);
   __m256 d[kHalves], m[kHalves];
   for (int h = 0; h < kHalves; ++h) {
     d[h] = load_halves(header + 16 * h);
@@ -217,9 +231,13 @@ struct Block32Products {
 
 void panel_q4_0(const GemmTile& t) { panel_gemm<Block32Products<Q4_0Format>>(t); }
 void panel_q4_1(const GemmTile& t) { panel_gemm<Block32Products<Q4_1Format>>(t); }
+void panel_q5_0(const GemmTile& t) { panel_gemm<Block32Products<Q5_0Format>>(t); }
+void panel_q5_1(const GemmTile& t) { panel_gemm<Block32Products<Q5_1Format>>(t); }
 void panel_q8_0(const GemmTile& t) { panel_gemm<Block32Products<Q8_0Format>>(t); }
 void panel_swiglu_q4_0(const GemmTile& t, const uint8_t* up) { panel_gemm_swiglu<Block32Products<Q4_0Format>>(t, up); }
 void panel_swiglu_q4_1(const GemmTile& t, const uint8_t* up) { panel_gemm_swiglu<Block32Products<Q4_1Format>>(t, up); }
+void panel_swiglu_q5_0(const GemmTile& t, const uint8_t* up) { panel_gemm_swiglu<Block32Products<Q5_0Format>>(t, up); }
+void panel_swiglu_q5_1(const GemmTile& t, const uint8_t* up) { panel_gemm_swiglu<Block32Products<Q5_1Format>>(t, up); }
 void panel_swiglu_q8_0(const GemmTile& t, const uint8_t* up) { panel_gemm_swiglu<Block32Products<Q8_0Format>>(t, up); }
 
 void panel_kernels(PanelKernels (&out)[kPanelFormats]) {
@@ -229,6 +247,8 @@ void panel_kernels(PanelKernels (&out)[kPanelFormats]) {
   out[3] = {panel_q4_k, panel_swiglu_q4_k};
   out[4] = {panel_q5_k, panel_swiglu_q5_k};
   out[5] = {panel_q6_k, panel_swiglu_q6_k};
+  out[6] = {panel_q5_0, panel_swiglu_q5_0};
+  out[7] = {panel_q5_1, panel_swiglu_q5_1};
 }
 
 }  // namespace db::kernels::DB_PANEL_AVX2_NS

@@ -45,6 +45,8 @@ namespace db::kernels::DB_PANEL_AVX2_NS {
 // the plain panel_* ones are declared in kernels/cpu/panels.h).
 void panel_swiglu_q4_0(const GemmTile&, const uint8_t* up);
 void panel_swiglu_q4_1(const GemmTile&, const uint8_t* up);
+void panel_swiglu_q5_0(const GemmTile&, const uint8_t* up);
+void panel_swiglu_q5_1(const GemmTile&, const uint8_t* up);
 void panel_swiglu_q8_0(const GemmTile&, const uint8_t* up);
 void panel_swiglu_q4_k(const GemmTile&, const uint8_t* up);
 void panel_swiglu_q5_k(const GemmTile&, const uint8_t* up);
@@ -64,6 +66,31 @@ DB_PANEL_INLINE void load_nibble_regs(const uint8_t* regs, int h, __m256i (&w)[4
     const __m256i v = load256(regs + 64 * i + 32 * h);
     w[i] = _mm256_and_si256(Shift == 0 ? v : _mm256_srli_epi16(v, Shift), low4);
   }
+}
+
+// (a & b) | c per bit.
+inline __m256i and_or(__m256i a, __m256i b, __m256i c) { return _mm256_or_si256(_mm256_and_si256(a, b), c); }
+
+// Moves bit `from` of every byte of v to bit `to` (other bits: garbage to mask).
+template <int From, int To>
+__m256i move_bits(__m256i v) {
+  if constexpr (From < To) return _mm256_slli_epi16(v, To - From);
+  if constexpr (From > To) return _mm256_srli_epi16(v, From - To);
+  return v;
+}
+
+// Adds the fifth bits (worth 16) to the 4-bit codes w of half h, part P (0:
+// elements 0..15 of a chunk, 1: 16..31; w[i] holds elements 16P + 4i .. + 3),
+// from the chunk's 64-byte fifth-bit register at `high`: bit i of lane r, byte
+// e is the fifth bit of element 4i + e (Q5_0 / Q5_1: panels.h; Q5_K:
+// panel_k_layout.h).
+template <int P>
+DB_PANEL_INLINE void merge_fifth_bits(const uint8_t* high, int h, __m256i (&w)[4]) {
+  const __m256i hb = load256(high + 32 * h), bit4 = _mm256_set1_epi8(0x10);
+  w[0] = and_or(move_bits<4 * P + 0, 4>(hb), bit4, w[0]);
+  w[1] = and_or(move_bits<4 * P + 1, 4>(hb), bit4, w[1]);
+  w[2] = and_or(move_bits<4 * P + 2, 4>(hb), bit4, w[2]);
+  w[3] = and_or(move_bits<4 * P + 3, 4>(hb), bit4, w[3]);
 }
 
 // 8 fp16 values at p as floats.

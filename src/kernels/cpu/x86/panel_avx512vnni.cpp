@@ -12,13 +12,14 @@ namespace db::kernels::avx512vnni {
 namespace {
 
 // A token's -zp * sum(q) for one block in every lane, from its zsum = -8 * sum(q)
-// (broadcast straight from memory: no integer work per token).
+// (broadcast straight from memory: no integer work per token for zp 8).
 template <int ZeroPoint>
 DB_PANEL_INLINE __m512i zero_point_term(const int32_t* zsum) {
-  static_assert(ZeroPoint == 0 || ZeroPoint == 8 || ZeroPoint == 128);
+  static_assert(ZeroPoint == 0 || ZeroPoint == 8 || ZeroPoint == 16 || ZeroPoint == 128);
   if constexpr (ZeroPoint == 0) return _mm512_setzero_si512();
   const __m512i z = _mm512_set1_epi32(*zsum);
-  return ZeroPoint == 8 ? z : _mm512_slli_epi32(z, 4);
+  if constexpr (ZeroPoint == 8) return z;
+  return _mm512_slli_epi32(z, ZeroPoint == 16 ? 1 : 4);
 }
 
 // The products of a group in 32-element block format W (see run() in panel_avx512vnni.h).
@@ -58,9 +59,13 @@ void Block32Products<W>::products(const GemmTile& t, const uint8_t* group, __m51
 
 void panel_q4_0(const GemmTile& t) { panel_gemm<Block32Products<Q4_0Block>>(t); }
 void panel_q4_1(const GemmTile& t) { panel_gemm<Block32Products<Q4_1Block>>(t); }
+void panel_q5_0(const GemmTile& t) { panel_gemm<Block32Products<Q5_0Block>>(t); }
+void panel_q5_1(const GemmTile& t) { panel_gemm<Block32Products<Q5_1Block>>(t); }
 void panel_q8_0(const GemmTile& t) { panel_gemm<Block32Products<Q8_0Block>>(t); }
 void panel_swiglu_q4_0(const GemmTile& t, const uint8_t* up) { panel_gemm_swiglu<Block32Products<Q4_0Block>>(t, up); }
 void panel_swiglu_q4_1(const GemmTile& t, const uint8_t* up) { panel_gemm_swiglu<Block32Products<Q4_1Block>>(t, up); }
+void panel_swiglu_q5_0(const GemmTile& t, const uint8_t* up) { panel_gemm_swiglu<Block32Products<Q5_0Block>>(t, up); }
+void panel_swiglu_q5_1(const GemmTile& t, const uint8_t* up) { panel_gemm_swiglu<Block32Products<Q5_1Block>>(t, up); }
 void panel_swiglu_q8_0(const GemmTile& t, const uint8_t* up) { panel_gemm_swiglu<Block32Products<Q8_0Block>>(t, up); }
 
 void panel_kernels(PanelKernels (&out)[kPanelFormats]) {
@@ -71,6 +76,8 @@ void panel_kernels(PanelKernels (&out)[kPanelFormats]) {
   out[4] = {panel_q5_k, panel_swiglu_q5_k};
   out[5] = {panel_q6_k,         panel_swiglu_q6_k,           0, expand_q6_k,
             panel_q6_k_expanded, q6_k_expanded_block_bytes(), panel_swiglu_q6_k_expanded};
+  out[6] = {panel_q5_0, panel_swiglu_q5_0};
+  out[7] = {panel_q5_1, panel_swiglu_q5_1};
 }
 
 }  // namespace db::kernels::avx512vnni

@@ -30,6 +30,33 @@ DB_PANEL_INLINE void load_nibbles(const uint8_t* codes, __m512i (&c)[8]) {
   }
 }
 
+// (a & b) | c per bit.
+inline __m512i and_or(__m512i a, __m512i b, __m512i c) { return _mm512_ternarylogic_epi32(a, b, c, 0xEA); }
+
+// Moves bit `from` of every byte of v to bit `to` (other bits: garbage to mask).
+template <int From, int To>
+__m512i move_bits(__m512i v) {
+  if constexpr (From < To) return _mm512_slli_epi16(v, To - From);
+  if constexpr (From > To) return _mm512_srli_epi16(v, From - To);
+  return v;
+}
+
+// Adds the fifth bits (worth 16) to the 4-bit codes c of a 32-element chunk
+// (c[i]: elements 4i..4i+3 of every row) from the chunk's 64-byte fifth-bit
+// register at `high`: bit i of lane r, byte e is the fifth bit of element
+// 4i + e (Q5_0 / Q5_1: panels.h; Q5_K: panel_k_layout.h).
+DB_PANEL_INLINE void merge_fifth_bits(const uint8_t* high, __m512i (&c)[8]) {
+  const __m512i h = load512(high), bit4 = _mm512_set1_epi8(0x10);
+  c[0] = and_or(move_bits<0, 4>(h), bit4, c[0]);
+  c[1] = and_or(move_bits<1, 4>(h), bit4, c[1]);
+  c[2] = and_or(move_bits<2, 4>(h), bit4, c[2]);
+  c[3] = and_or(move_bits<3, 4>(h), bit4, c[3]);
+  c[4] = and_or(h, bit4, c[4]);
+  c[5] = and_or(move_bits<5, 4>(h), bit4, c[5]);
+  c[6] = and_or(move_bits<6, 4>(h), bit4, c[6]);
+  c[7] = and_or(move_bits<7, 4>(h), bit4, c[7]);
+}
+
 __m512 load_halves(const uint8_t* p) { return _mm512_cvtph_ps(load256(p)); }
 
 // How far ahead of the bytes being computed on its weights are prefetched.
@@ -88,9 +115,11 @@ DB_PANEL_INLINE __m512i token_dots(const __m512i (&w)[8], const int8_t* q, __m51
 }
 
 // One block of 16 rows: codes c[i] (elements 4i..4i+3 of every row), scales d
-// and, with HasMin, offsets m. Bits: 4 (two codes per byte) or 8.
+// and, with HasMin, offsets m. Bits: 4 (two codes per byte), 5 (4-bit codes,
+// then the fifth-bit register: panels.h) or 8.
 template <int Bits, int ZeroPoint, bool HasMin>
 struct PanelBlock {
+  static_assert(Bits == 4 || Bits == 5 || Bits == 8);
   static constexpr int kZeroPoint = ZeroPoint;
   static constexpr bool kHasMin = HasMin;
   static constexpr int64_t kCodeBytes = 4 * Bits * 16, kHeaderBytes = HasMin ? 64 : 32;
@@ -98,16 +127,20 @@ struct PanelBlock {
   __m512i c[8];
   __m512 d, m;
   void load(const uint8_t* codes, const uint8_t* header) {
-    if (Bits == 4)
-      load_nibbles(codes, c);
-    else
+    if constexpr (Bits == 8) {
       for (int i = 0; i < 8; ++i) c[i] = load512(codes + 64 * i);
+    } else {
+      load_nibbles(codes, c);
+      if constexpr (Bits == 5) merge_fifth_bits(codes + kPanelFifthBits, c);
+    }
     d = load_halves(header);
     if (HasMin) m = load_halves(header + 32);
   }
 };
 using Q4_0Block = PanelBlock<4, 8, false>;
 using Q4_1Block = PanelBlock<4, 0, true>;
+using Q5_0Block = PanelBlock<5, 16, false>;
+using Q5_1Block = PanelBlock<5, 0, true>;
 using Q8_0Block = PanelBlock<8, 128, false>;
 
 __mmask16 row_mask(const GemmTile& t) { return static_cast<__mmask16>((1u << t.nr) - 1u); }

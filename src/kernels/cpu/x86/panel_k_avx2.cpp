@@ -16,29 +16,14 @@ namespace db::kernels::DB_PANEL_AVX2_NS {
 
 namespace {
 
-// (a & b) | c per bit.
-__m256i and_or(__m256i a, __m256i b, __m256i c) { return _mm256_or_si256(_mm256_and_si256(a, b), c); }
-
-// Moves bit `from` of every byte of v to bit `to` (other bits: garbage to mask).
-template <int From, int To>
-__m256i move_bits(__m256i v) {
-  if constexpr (From < To) return _mm256_slli_epi16(v, To - From);
-  if constexpr (From > To) return _mm256_srli_epi16(v, From - To);
-  return v;
-}
-
 // Part P (0: elements 0..15, 1: 16..31) of half h of the codes of chunk c
 // (elements 32c..32c+31) of a super-block: w[i] holds elements 16P + 4i .. +3
 // of each of the half's rows.
 template <DType T, int P>
 DB_PANEL_INLINE void load_chunk_part(const uint8_t* codes, int c, int h, __m256i (&w)[4]) {
   load_nibble_regs<4 * P>(codes + 256 * c, h, w);
-  if constexpr (T == DType::Q5_K) {  // bit 4 of element 4i + k: bit 4P + i of the high-bit byte
-    const __m256i hb = load256(codes + kKLowBytes + 64 * c + 32 * h), bit4 = _mm256_set1_epi8(0x10);
-    w[0] = and_or(move_bits<4 * P + 0, 4>(hb), bit4, w[0]);
-    w[1] = and_or(move_bits<4 * P + 1, 4>(hb), bit4, w[1]);
-    w[2] = and_or(move_bits<4 * P + 2, 4>(hb), bit4, w[2]);
-    w[3] = and_or(move_bits<4 * P + 3, 4>(hb), bit4, w[3]);
+  if constexpr (T == DType::Q5_K) {
+    merge_fifth_bits<P>(codes + kKLowBytes + 64 * c, h, w);
   } else if constexpr (T == DType::Q6_K) {  // bits 4-5 of element 4i + k: bits 2i, 2i + 1 of part P's byte
     const __m256i hb = load256(codes + kKLowBytes + 64 * (2 * c + P) + 32 * h), bits45 = _mm256_set1_epi8(0x30);
     w[0] = and_or(move_bits<0, 4>(hb), bits45, w[0]);

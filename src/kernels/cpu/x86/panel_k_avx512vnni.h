@@ -11,32 +11,13 @@
 namespace db::kernels::avx512vnni {
 namespace {
 
-// (a & b) | c per bit.
-__m512i and_or(__m512i a, __m512i b, __m512i c) { return _mm512_ternarylogic_epi32(a, b, c, 0xEA); }
-
-// Moves bit `from` of every byte of v to bit `to` (other bits: garbage to mask).
-template <int From, int To>
-__m512i move_bits(__m512i v) {
-  if constexpr (From < To) return _mm512_slli_epi16(v, To - From);
-  if constexpr (From > To) return _mm512_srli_epi16(v, From - To);
-  return v;
-}
-
 // The codes of chunk c (elements 32c..32c+31) of a super-block: w[i] holds
 // elements 4i..4i+3 of every row.
 template <DType T>
 DB_PANEL_INLINE void load_chunk(const uint8_t* codes, int c, __m512i (&w)[8]) {
   load_nibbles(codes + 256 * c, w);
   if constexpr (T == DType::Q5_K) {
-    const __m512i h = load512(codes + kKLowBytes + 64 * c), bit4 = _mm512_set1_epi8(0x10);
-    w[0] = and_or(move_bits<0, 4>(h), bit4, w[0]);
-    w[1] = and_or(move_bits<1, 4>(h), bit4, w[1]);
-    w[2] = and_or(move_bits<2, 4>(h), bit4, w[2]);
-    w[3] = and_or(move_bits<3, 4>(h), bit4, w[3]);
-    w[4] = and_or(h, bit4, w[4]);
-    w[5] = and_or(move_bits<5, 4>(h), bit4, w[5]);
-    w[6] = and_or(move_bits<6, 4>(h), bit4, w[6]);
-    w[7] = and_or(move_bits<7, 4>(h), bit4, w[7]);
+    merge_fifth_bits(codes + kKLowBytes + 64 * c, w);
   } else if constexpr (T == DType::Q6_K) {
     const __m512i bits45 = _mm512_set1_epi8(0x30);
     for (int half = 0; half < 2; ++half) {
