@@ -11,6 +11,9 @@ Measurements (2 threads by default):
   decode b1      peer: llama-bench -n 128            deepbatch bench --phase decode --output-len 128, 1 sequence
   batched B      peer: llama-batched-bench -npp 128 -ntg 128 -npl B (S_TG t/s)
                  deepbatch bench --phase decode --input-len 128 --output-len 128, B sequences (decode tok/s)
+(--tg-tokens, --batched-prompt and --batched-gen change the 128s, for models slow to run.)
+Peer options go through --peer-bench-flags and --peer-batched-flags (one string each,
+split on spaces), e.g. ik_llama.cpp's MLA and fused-MoE settings for DeepSeek files.
 
 With --baseline, a second deepbatch build (say, the commit before a change) runs in
 the same rounds, and its medians and the ratio deepbatch / baseline are printed too.
@@ -38,17 +41,18 @@ def run(cmd, timeout=3600, both=False):
     """Runs `cmd`; returns its stdout (with `both`, stdout and stderr: the peer's batched bench
     prints its table to either, depending on its logging set-up)."""
     # The peer writes a log file into its working directory: keep it out of the checkout.
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=tempfile.gettempdir())
+    p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout,
+                       cwd=tempfile.gettempdir())
     if p.returncode != 0:
         sys.exit("command failed (%d): %s\n%s" % (p.returncode, " ".join(cmd), p.stderr[-2000:]))
     return p.stdout + "\n" + p.stderr if both else p.stdout
 
 
 def peer_bench(args, model, what):
-    """llama-bench: tokens/s of a 512-token prompt ('pp') or 128 decode steps ('tg')."""
-    flags = ["-p", "512", "-n", "0"] if what == "pp" else ["-p", "0", "-n", "128"]
+    """llama-bench: tokens/s of a 512-token prompt ('pp') or --tg-tokens decode steps ('tg')."""
+    flags = ["-p", "512", "-n", "0"] if what == "pp" else ["-p", "0", "-n", str(args.tg_tokens)]
     out = run([os.path.join(args.peer_bin, "llama-bench"), "-m", model, "-t", str(args.threads), "-r", "1",
-               "-o", "json"] + flags)
+               "-o", "json"] + flags + args.peer_bench_flags.split())
     return float(json.loads(out)[0]["avg_ts"])
 
 
@@ -56,10 +60,12 @@ ROW = re.compile(r"^\|\s*(\d+)\s*\|\s*(\d+)\s*\|\s*(\d+)\s*\|\s*(\d+)\s*\|" + r"
 
 
 def peer_batched(args, model, batch):
-    """llama-batched-bench: decode tokens/s (S_TG) of `batch` sequences, prompt 128, 128 new tokens each."""
-    ctx = batch * 256 + 256
+    """llama-batched-bench: decode tokens/s (S_TG) of `batch` sequences, prompt --batched-prompt,
+    --batched-gen new tokens each."""
+    ctx = batch * (args.batched_prompt + args.batched_gen) + 256
     out = run([os.path.join(args.peer_bin, "llama-batched-bench"), "-m", model, "-t", str(args.threads),
-               "-c", str(ctx), "-b", "2048", "-ub", "512", "-npp", "128", "-ntg", "128", "-npl", str(batch)], both=True)
+               "-c", str(ctx), "-b", "2048", "-ub", "512", "-npp", str(args.batched_prompt),
+               "-ntg", str(args.batched_gen), "-npl", str(batch)] + args.peer_batched_flags.split(), both=True)
     for line in out.splitlines():
         m = ROW.match(line.strip())
         if m and int(m.group(3)) == batch:
@@ -88,6 +94,11 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--batches", default="1,8,32,64", help="sequence counts of the batched decode")
     ap.add_argument("--skip", default="", help="comma list of measurements to skip: pp,tg,batched")
+    ap.add_argument("--tg-tokens", type=int, default=128, help="decode steps of 'decode b1'")
+    ap.add_argument("--batched-prompt", type=int, default=128, help="prompt tokens per sequence of 'batched B'")
+    ap.add_argument("--batched-gen", type=int, default=128, help="generated tokens per sequence of 'batched B'")
+    ap.add_argument("--peer-bench-flags", default="", help="extra llama-bench flags")
+    ap.add_argument("--peer-batched-flags", default="", help="extra llama-batched-bench flags")
     ap.add_argument("--json", help="write all samples here")
     args = ap.parse_args()
     args.binary = os.path.abspath(args.binary)
@@ -113,11 +124,12 @@ def main():
                              lambda b, p: ours(b, args, p, "prefill", 512, 1, 1, 2)))
     if "tg" not in skip:
         measurements.append(("decode b1", lambda p: peer_bench(args, p, "tg"),
-                             lambda b, p: ours(b, args, p, "decode", 16, 128, 1, 1)))
+                             lambda b, p: ours(b, args, p, "decode", 16, args.tg_tokens, 1, 1)))
     if "batched" not in skip:
         for n in batches:
             measurements.append(("batched %d" % n, lambda p, n=n: peer_batched(args, p, n),
-                                 lambda b, p, n=n: ours(b, args, p, "decode", 128, 128, n, n)))
+                                 lambda b, p, n=n: ours(b, args, p, "decode", args.batched_prompt,
+                                                        args.batched_gen, n, n)))
 
     for rnd in range(args.rounds):
         print("round %d" % (rnd + 1), flush=True)
