@@ -5,6 +5,7 @@
 #include "kernels/cpu/rms_norm.h"
 #include "kernels/cpu/rope.h"
 #include "kernels/matmul.h"
+#include "model/batch_check.h"
 #include "util/error.h"
 
 namespace db {
@@ -61,6 +62,21 @@ void add_block_output(DecoderScratch& s, const std::vector<float>* next_norm, in
     add_rows_then_norm(s.x.data(), s.xn.data(), *next_norm, n_rows, hidden, eps, pool);
   else
     add_rows(s.x.data(), s.xn.data(), n_rows, hidden, pool);
+}
+
+int64_t check_step(const Batch& batch, const AttentionMetadata& attn, const KVStore& kv, const KVCacheShape& kv_shape,
+                   int vocab, std::vector<float>& logits) {
+  check_kv_shape(kv, kv_shape);
+  check_batch(batch, attn, kv, vocab);
+  const int64_t n = batch.num_tokens();
+  if (n == 0) logits.clear();
+  return n;
+}
+
+void dense_feed_forward(const TensorView& gate, const TensorView& up, const TensorView& down, int64_t n_rows,
+                        DecoderScratch& s, ThreadPool& pool) {
+  kernels::matmul_swiglu(gate, up, s.xn.data(), n_rows, s.gate.data(), s.up.data(), pool);
+  kernels::matmul(down, s.gate.data(), n_rows, s.xn.data(), pool);
 }
 
 void start_step(const Batch& batch, const TensorView& token_embd, const std::vector<float>& inv_freq, int rope_pairs,

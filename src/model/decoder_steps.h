@@ -50,6 +50,16 @@ void add_rows_then_norm(float* x, float* delta, const std::vector<float>& w, int
 void add_block_output(DecoderScratch& s, const std::vector<float>* next_norm, int64_t n_rows, int64_t hidden,
                       float eps, ThreadPool& pool);
 
+// A step's checks: throws db::Error unless kv is shaped `kv_shape` and the batch
+// fits kv and the vocabulary; returns the batch's token count (0: logits cleared,
+// nothing to run).
+int64_t check_step(const Batch& batch, const AttentionMetadata& attn, const KVStore& kv, const KVCacheShape& kv_shape,
+                   int vocab, std::vector<float>& logits);
+
+// The dense SwiGLU feed-forward of a block: s.xn = down(silu(gate s.xn) * (up s.xn)).
+void dense_feed_forward(const TensorView& gate, const TensorView& up, const TensorView& down, int64_t n_rows,
+                        DecoderScratch& s, ThreadPool& pool);
+
 // The step's start: s.x = the batch's token embeddings, s.rope_cos / s.rope_sin =
 // the RoPE factors of its positions (rope_pairs frequencies inv_freq, times
 // mscale), s.xn = RMSNorm(s.x) * first_norm (the first block's input).

@@ -8,7 +8,6 @@
 #include "kernels/cpu/rms_norm.h"
 #include "kernels/cpu/rope.h"
 #include "kernels/matmul.h"
-#include "model/batch_check.h"
 #include "model/rope_frequencies.h"
 #include "util/error.h"
 
@@ -151,8 +150,7 @@ void DeepseekDecoder::feed_forward_block(int layer, int64_t n, ThreadPool& pool)
     moe_->forward(w.moe, s_.xn.data(), n, s_.xn.data(), pool);
     router_stats_.record(layer, moe_->tokens_per_expert());
   } else {
-    kernels::matmul_swiglu(w.ffn_gate, w.ffn_up, s_.xn.data(), n, s_.gate.data(), s_.up.data(), pool);
-    kernels::matmul(w.ffn_down, s_.gate.data(), n, s_.xn.data(), pool);
+    dense_feed_forward(w.ffn_gate, w.ffn_up, w.ffn_down, n, s_, pool);
   }
   const bool last = layer + 1 == config_.n_layers;
   add_block_output(s_, last ? nullptr : &weights_.layers[static_cast<size_t>(layer) + 1].attn_norm, n, config_.hidden,
@@ -161,13 +159,8 @@ void DeepseekDecoder::feed_forward_block(int layer, int64_t n, ThreadPool& pool)
 
 void DeepseekDecoder::forward(const Batch& batch, const AttentionMetadata& attn, KVStore& kv, ThreadPool& pool,
                               std::vector<float>& logits) {
-  check_kv_shape(kv, kv_cache_shape());
-  check_batch(batch, attn, kv, config_.vocab);
-  const int64_t n = batch.num_tokens();
-  if (n == 0) {
-    logits.clear();
-    return;
-  }
+  const int64_t n = check_step(batch, attn, kv, kv_cache_shape(), config_.vocab, logits);
+  if (n == 0) return;
   reserve(n, static_cast<int64_t>(batch.logits_indices.size()));
   start_step(batch, weights_.token_embd, inv_freq_, config_.mla.qk_rope_dim / 2, rope_mscale_,
              weights_.layers.front().attn_norm, config_.hidden, config_.rms_eps, s_, pool);

@@ -14,6 +14,7 @@
 #include "kernels/cpu/attention_kv_write.h"
 #include "kernels/cpu/attention_ops.h"
 #include "tensor/dtype.h"
+#include "paged_steps.h"
 
 namespace db::kernels {
 namespace {
@@ -48,7 +49,7 @@ class Sequences {
   // Returns each query's output rows, keyed as [seq][position] -> n_heads * head_dim floats.
   // *splits, when given, receives how many items ran their key spans on separate work items.
   std::vector<std::vector<std::vector<float>>> run(IsaLevel level, int block_size,
-                                                   const std::vector<std::pair<int, std::vector<int>>>& steps,
+                                                   const testing::StepPlan& steps,
                                                    size_t* splits = nullptr) const {
     const int kv_dim = shape_.n_kv_heads * shape_.head_dim, q_dim = shape_.n_heads * shape_.head_dim;
     int total_blocks = 0;
@@ -56,47 +57,22 @@ class Sequences {
     const int64_t num_slots = int64_t{total_blocks} * block_size;
     std::vector<uint8_t> k(size_t(num_slots) * kv_dim * block_bytes(shape_.dtype), 0xFF);  // NaN fill for F16/BF16/F32
     std::vector<uint8_t> v(k.size(), 0xFF);
-    std::vector<std::vector<int32_t>> all_tables(ctx_.size());
-    int next = total_blocks;
-    for (size_t s = 0; s < ctx_.size(); ++s) {
-      for (int b = 0; b * block_size < ctx_[s]; ++b) all_tables[s].push_back(--next);
-      std::vector<int64_t> slots;
-      for (int pos = 0; pos < ctx_[s]; ++pos)
-        slots.push_back(int64_t{all_tables[s][size_t(pos / block_size)]} * block_size + pos % block_size);
-      write_kv_rows(keys_[s].data(), values_[s].data(), kv_dim, ctx_[s], slots.data(),
+    const auto all_tables = testing::assign_blocks(ctx_, block_size, total_blocks, [&](size_t s, const int64_t* slots) {
+      write_kv_rows(keys_[s].data(), values_[s].data(), kv_dim, ctx_[s], slots,
                     PagedKVLayerOut::key_value(k.data(), v.data(), shape_.dtype, num_slots, kv_dim));
-    }
-    std::vector<float> q;
-    std::vector<int32_t> query_start{0}, positions;
-    std::vector<std::vector<int32_t>> tables;
-    for (const auto& [seq, pos_list] : steps) {
-      for (int pos : pos_list) {
-        positions.push_back(pos);
-        const float* src = queries_[size_t(seq)].data() + size_t(pos) * q_dim;
-        q.insert(q.end(), src, src + q_dim);
-      }
-      query_start.push_back(query_start.back() + int32_t(pos_list.size()));
-      tables.push_back(all_tables[size_t(seq)]);
-    }
-    std::vector<float> out(q.size());
+    });
+    const testing::StepBatch b = testing::gather_step(steps, queries_, q_dim, all_tables);
+    std::vector<float> out(b.q.size());
     AttentionWorkspace ws;
     ThreadPool pool(2);
     paged_attention_isa(level,
-                        {q.data(), shape_.n_heads, int(steps.size()), query_start.data(), positions.data(),
-                         tables.data(), block_size, 1.0f / std::sqrt(float(shape_.head_dim))},
+                        {b.q.data(), shape_.n_heads, int(steps.size()), b.query_start.data(), b.positions.data(),
+                         b.tables.data(), block_size, 1.0f / std::sqrt(float(shape_.head_dim))},
                         PagedKVLayer::key_value(k.data(), v.data(), shape_.dtype, num_slots, shape_.n_kv_heads,
                                                 shape_.head_dim),
                         out.data(), ws, pool);
     if (splits) *splits = ws.splits.size();
-    std::vector<std::vector<std::vector<float>>> result(ctx_.size());
-    for (size_t s = 0; s < ctx_.size(); ++s) result[s].resize(size_t(ctx_[s]));
-    size_t row = 0;
-    for (const auto& [seq, pos_list] : steps)
-      for (int pos : pos_list) {
-        result[size_t(seq)][size_t(pos)].assign(out.begin() + long(row * q_dim), out.begin() + long((row + 1) * q_dim));
-        ++row;
-      }
-    return result;
+    return testing::split_outputs(steps, ctx_.size(), ctx_, out, q_dim);
   }
 
  private:

@@ -25,6 +25,7 @@
 #include "tensor/dtype.h"
 #include "util/error.h"
 #include "util/fp16.h"
+#include "paged_steps.h"
 
 namespace db::kernels {
 namespace {
@@ -90,7 +91,7 @@ class Sequences {
   // One attention call over a cache with `block_size` (blocks scattered in
   // reverse order): steps[i] lists sequence steps[i].first's query positions.
   // *splits, when given, receives how many items ran their key spans on separate work items.
-  Outputs run(IsaLevel level, int block_size, const std::vector<std::pair<int, std::vector<int>>>& steps,
+  Outputs run(IsaLevel level, int block_size, const testing::StepPlan& steps,
               size_t* splits = nullptr) const {
     const int q_dim = shape_.n_heads * shape_.dk, out_dim = shape_.n_heads * shape_.dv;
     int total_blocks = 0;
@@ -112,46 +113,19 @@ class Sequences {
       layer = {k.data(), v.data(), shape_.dtype, num_slots, shape_.n_kv_heads, shape_.dk, shape_.dv, k_stride,
                v_stride};
     }
-    std::vector<std::vector<int32_t>> all_tables(ctx_.size());
-    int next = total_blocks;
-    for (size_t s = 0; s < ctx_.size(); ++s) {
-      for (int b = 0; b * block_size < ctx_[s]; ++b) all_tables[s].push_back(--next);
-      std::vector<int64_t> slots;
-      for (int pos = 0; pos < ctx_[s]; ++pos)
-        slots.push_back(int64_t{all_tables[s][size_t(pos / block_size)]} * block_size + pos % block_size);
-      write_kv_rows(keys_[s].data(), shape_.latent ? nullptr : values_[s].data(), src_stride_, ctx_[s], slots.data(),
-                    dst);
-    }
-    std::vector<float> q;
-    std::vector<int32_t> query_start{0}, positions;
-    std::vector<std::vector<int32_t>> tables;
-    for (const auto& [seq, pos_list] : steps) {
-      for (int pos : pos_list) {
-        positions.push_back(pos);
-        const float* src = queries_[size_t(seq)].data() + size_t(pos) * q_dim;
-        q.insert(q.end(), src, src + q_dim);
-      }
-      query_start.push_back(query_start.back() + int32_t(pos_list.size()));
-      tables.push_back(all_tables[size_t(seq)]);
-    }
-    std::vector<float> out(positions.size() * size_t(out_dim), NAN);
+    const auto all_tables = testing::assign_blocks(ctx_, block_size, total_blocks, [&](size_t s, const int64_t* slots) {
+      write_kv_rows(keys_[s].data(), shape_.latent ? nullptr : values_[s].data(), src_stride_, ctx_[s], slots, dst);
+    });
+    const testing::StepBatch b = testing::gather_step(steps, queries_, q_dim, all_tables);
+    std::vector<float> out(b.positions.size() * size_t(out_dim), NAN);
     AttentionWorkspace ws;
     ThreadPool pool(2);
     paged_attention_isa(level,
-                        {q.data(), shape_.n_heads, int(steps.size()), query_start.data(), positions.data(),
-                         tables.data(), block_size, scale()},
+                        {b.q.data(), shape_.n_heads, int(steps.size()), b.query_start.data(), b.positions.data(),
+                         b.tables.data(), block_size, scale()},
                         layer, out.data(), ws, pool);
     if (splits) *splits = ws.splits.size();
-    Outputs result(ctx_.size());
-    for (size_t s = 0; s < ctx_.size(); ++s) result[s].resize(size_t(ctx_[s]));
-    size_t row = 0;
-    for (const auto& [seq, pos_list] : steps)
-      for (int pos : pos_list) {
-        result[size_t(seq)][size_t(pos)].assign(out.begin() + long(row * out_dim),
-                                                out.begin() + long((row + 1) * out_dim));
-        ++row;
-      }
-    return result;
+    return testing::split_outputs(steps, ctx_.size(), ctx_, out, out_dim);
   }
 
   // The reference output of sequence seq's query at pos: the values read at
