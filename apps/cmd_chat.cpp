@@ -50,7 +50,10 @@ Reply stream_reply(Engine& engine, EngineRequest req) {
     std::lock_guard<std::mutex> lock(mu);
     reply.text += out.new_text;
     if (out.finish != FinishReason::None) reply.finish = out.finish;
-    if (out.finish == FinishReason::Error) reply.error = out.stop_reason;
+    if (out.finish == FinishReason::Error || out.finish == FinishReason::QueueTimeout) {
+      reply.finish = FinishReason::Error;  // no reply either way: the turn is dropped
+      reply.error = out.stop_reason;
+    }
     if (final) {
       reply.stats = stats;
       done = true;

@@ -33,7 +33,7 @@ struct GenerateOptions {
 struct Generated {
   std::string text;
   FinishReason finish = FinishReason::None;
-  std::string error;  // FinishReason::Error: what went wrong
+  std::string error;  // FinishReason::Error (or QueueTimeout): what went wrong
   RequestStats stats;
 };
 
@@ -97,7 +97,7 @@ int run_generate(const GenerateOptions& o) {
       Generated& g = results[i];
       g.text += out.new_text;
       if (out.finish != FinishReason::None) g.finish = out.finish;
-      if (out.finish == FinishReason::Error) g.error = out.stop_reason;
+      if (out.finish == FinishReason::Error || out.finish == FinishReason::QueueTimeout) g.error = out.stop_reason;
       if (final) g.stats = stats;
       if (stream && !out.new_text.empty()) {
         std::fwrite(out.new_text.data(), 1, out.new_text.size(), stdout);
@@ -117,7 +117,8 @@ int run_generate(const GenerateOptions& o) {
   print_stats(results, engine.stats(), wall);
   int rc = 0;
   for (size_t i = 0; i < results.size(); ++i) {
-    if (results[i].finish != FinishReason::Error) continue;
+    // A queue timeout (the engine set to reject long waits) fails the prompt like an error.
+    if (results[i].finish != FinishReason::Error && results[i].finish != FinishReason::QueueTimeout) continue;
     std::fprintf(stderr, "deepbatch: prompt %zu failed: %s\n", i, results[i].error.c_str());
     rc = 1;
   }

@@ -12,6 +12,7 @@
 #include "server/app.h"
 #include "server/data_dir.h"
 #include "server/shutdown_signal.h"
+#include "server/tenant_registry.h"
 #include "util/error.h"
 
 namespace db::cli {
@@ -23,6 +24,7 @@ struct ServeOptions {
   EngineOptions engine;
   server::ServeConfig serve;
   bool no_batch_api = false;  // --no-batch-api: leave /v1/files and /v1/batches unmounted
+  std::string api_keys_file;  // --api-keys: the tenants (server/tenant_registry.h), read before the model loads
 };
 
 std::string default_model_name(const std::string& model_path) {
@@ -35,6 +37,7 @@ std::string default_model_name(const std::string& model_path) {
 
 int run_serve(ServeOptions o) {
   server::block_shutdown_signals();  // before any thread starts
+  if (!o.api_keys_file.empty()) o.serve.tenants = server::load_tenants_file(o.api_keys_file);
   const EngineConfig cfg = make_engine_config(o.model, o.engine);
   auto bundle = ModelBundle::open(o.model.model, o.model.threads);
   if (o.serve.model_name.empty()) o.serve.model_name = default_model_name(o.model.model);
@@ -65,8 +68,11 @@ void add_serve_options(CLI::App& cmd, ServeOptions& o) {
   cmd.add_option("--port", s.port, "Port to listen on (0: any free port, printed at start)")
       ->check(CLI::Range(0, 65535))
       ->capture_default_str();
-  cmd.add_option("--api-key", s.api_key,
-                 "Require 'Authorization: Bearer KEY' on /v1/* (/health and /metrics stay open)");
+  auto* api_key = cmd.add_option("--api-key", s.api_key,
+                                 "Require 'Authorization: Bearer KEY' on /v1/* (/health and /metrics stay open)");
+  cmd.add_option("--api-keys", o.api_keys_file,
+                 "JSON file of tenants, one key each, with their priority class and quotas (instead of --api-key)")
+      ->excludes(api_key);
   cmd.add_option("--served-model-name", s.model_name, "Model id in /v1/models and responses (default: file name)");
   cmd.add_option("--max-queued-requests", s.max_queued_requests,
                  "Waiting sequences (prompts x n) past which new requests get 429 (0 = no limit)")

@@ -1,5 +1,8 @@
 #include "engine_options.h"
 
+#include <cmath>
+#include <exception>
+
 #include "util/thread_pool.h"
 
 namespace db::cli {
@@ -22,6 +25,59 @@ void add_engine_options(CLI::App& app, EngineOptions& o, bool with_max_num_seqs)
       ->transform(CLI::AsSizeValue(false));
   app.add_flag("--enable-prefix-caching,!--no-enable-prefix-caching", o.enable_prefix_caching,
                "Reuse the KV cache of identical prompt prefixes (default on)");
+  app.add_option("--kv-watermarks", o.kv_watermarks,
+                 "Per priority class P0,P1,P2: the share of the KV pool that admitting or growing a sequence of "
+                 "that class must leave free for more urgent ones")
+      ->capture_default_str();
+  app.add_option("--max-queue-wait", o.max_queue_wait,
+                 "Per priority class P0,P1,P2: seconds a request may wait for admission (0 = no limit); past it "
+                 "see --queue-timeout-action")
+      ->capture_default_str();
+  app.add_option("--queue-timeout-action", o.queue_timeout_action,
+                 "What happens to a request past its class's --max-queue-wait: promote (served one class ahead) "
+                 "or reject (ended with a queue_timeout error)")
+      ->check(CLI::IsMember({"promote", "reject"}))
+      ->capture_default_str();
+  app.add_option("--interactive-step-tokens", o.interactive_step_tokens,
+                 "In a step that serves a priority-0 request, less urgent requests compute at most this many "
+                 "tokens, so interactive requests see short steps (0 = no cap)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--memory-guard", o.memory_guard,
+                 "Back off (fewer running sequences, admission paused, no new KV memory) before the memory "
+                 "limit is reached")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+  app.add_option("--memory-guard-high", o.memory_guard_high, "Memory guard: usage / limit at which it backs off")
+      ->check(CLI::Range(0.05, 1.0))
+      ->capture_default_str();
+  app.add_option("--memory-guard-low", o.memory_guard_low, "Memory guard: usage / limit below which it recovers")
+      ->check(CLI::Range(0.01, 1.0))
+      ->capture_default_str();
+  app.add_option("--memory-limit", o.memory_limit,
+                 "Memory guard: the limit to keep under, e.g. 8G (default: the process's cgroup limit)")
+      ->transform(CLI::AsSizeValue(false));
+}
+
+std::array<double, 3> parse_per_class(const std::string& option, const std::string& text) {
+  std::array<double, 3> out{};
+  size_t pos = 0;
+  for (size_t k = 0; k < 3; ++k) {
+    const size_t end = k < 2 ? text.find(',', pos) : text.size();
+    const std::string item = end == std::string::npos ? std::string() : text.substr(pos, end - pos);
+    size_t used = 0;
+    double v = -1;
+    try {
+      v = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (end == std::string::npos || item.empty() || used != item.size() || !(v >= 0) || !std::isfinite(v))
+      throw CLI::ValidationError(option, "expected three non-negative numbers P0,P1,P2, got '" + text + "'");
+    out[k] = v;
+    pos = end + 1;
+  }
+  return out;
 }
 
 EngineConfig make_engine_config(const ModelOptions& model, const EngineOptions& engine) {
@@ -34,6 +90,14 @@ EngineConfig make_engine_config(const ModelOptions& model, const EngineOptions& 
   c.kv_dtype = parse_kv_dtype(model.kv_dtype);
   c.kv_cache_memory = engine.kv_cache_memory;
   c.enable_prefix_caching = engine.enable_prefix_caching;
+  c.kv_watermarks = parse_per_class("--kv-watermarks", engine.kv_watermarks);
+  c.max_queue_wait = parse_per_class("--max-queue-wait", engine.max_queue_wait);
+  c.reject_on_queue_timeout = engine.queue_timeout_action == "reject";
+  c.interactive_step_tokens = engine.interactive_step_tokens;
+  c.memory_guard.enabled = engine.memory_guard == "on";
+  c.memory_guard.high_water = engine.memory_guard_high;
+  c.memory_guard.low_water = engine.memory_guard_low;
+  c.memory_guard.limit_bytes = engine.memory_limit;
   return c;
 }
 

@@ -2,7 +2,9 @@
 // subcommands that run one (run, serve, generate, chat, bench).
 #pragma once
 #include <CLI/CLI.hpp>
+#include <array>
 #include <cstdint>
+#include <string>
 
 #include "cli_options.h"
 #include "engine/engine.h"
@@ -15,7 +17,19 @@ struct EngineOptions {
   int long_prefill_threshold = 0;                                      // 0 = auto
   int64_t kv_cache_memory = 0;                                         // bytes; 0 = a share of available memory
   bool enable_prefix_caching = true;                                   // reuse KV of identical prompt prefixes
+  std::string kv_watermarks = "0,0.05,0.1";                            // per class: pool share kept free
+  std::string max_queue_wait = "0,0,0";                                // per class: seconds (0 = no limit)
+  std::string queue_timeout_action = "promote";                        // promote | reject
+  int interactive_step_tokens = EngineConfig{}.interactive_step_tokens;  // 0 = no cap
+  std::string memory_guard = "on";                                     // on | off
+  double memory_guard_high = MemoryGuardConfig{}.high_water;           // usage / limit: back off
+  double memory_guard_low = MemoryGuardConfig{}.low_water;             // usage / limit: recover
+  int64_t memory_limit = 0;                                            // bytes; 0 = the cgroup's
 };
+
+// "a,b,c" -> three non-negative numbers, one per priority class; throws
+// CLI::ValidationError naming `option` otherwise.
+std::array<double, 3> parse_per_class(const std::string& option, const std::string& text);
 
 // Registers the options; --max-num-seqs only when `with_max_num_seqs`.
 void add_engine_options(CLI::App& app, EngineOptions& o, bool with_max_num_seqs = true);

@@ -55,8 +55,7 @@ int64_t GenerationResult::completion_tokens() const {
 
 bool GenerationResult::failed() const {
   for (const ChoiceOutput& c : choices_)
-    if (c.finish == FinishReason::None || c.finish == FinishReason::Error || c.finish == FinishReason::Abort)
-      return true;
+    if (c.finish != FinishReason::Stop && c.finish != FinishReason::Length) return true;
   return false;
 }
 
@@ -67,6 +66,10 @@ std::string GenerationResult::failure_message() const {
     if (c.finish == FinishReason::Error)
       return where + (c.stop_reason.empty() ? "the engine reported an error" : c.stop_reason);
     if (c.finish == FinishReason::Abort) return where + "aborted";
+    if (c.finish == FinishReason::Timeout)
+      return where + (c.stop_reason.empty() ? "the request's deadline passed" : c.stop_reason);
+    if (c.finish == FinishReason::QueueTimeout)
+      return where + (c.stop_reason.empty() ? "waited in the queue past its limit" : c.stop_reason);
     if (c.finish == FinishReason::None) return where + "never finished";
   }
   return "";

@@ -37,7 +37,8 @@ class GenerationResult {
   int64_t prompt_tokens() const { return prompt_tokens_; }        // over parts, each prompt counted once
   int64_t cached_prompt_tokens() const { return cached_tokens_; }  // served by the prefix cache
   int64_t completion_tokens() const;                              // generated tokens over all choices
-  // True when some choice ended with FinishReason::Error or Abort (or never finished).
+  // True when some choice ended other than by Stop or Length: Error, Abort, Timeout,
+  // QueueTimeout, or never finished.
   bool failed() const;
   // What went wrong for the first failed choice (the engine's message, or the finish reason).
   std::string failure_message() const;

@@ -19,6 +19,7 @@ EngineRequest engine_request_from(const CommonFields& c) {
   e.ignore_eos = c.ignore_eos;
   e.skip_special_tokens = c.skip_special_tokens;
   e.priority = c.priority;
+  e.timeout_seconds = c.timeout;
   return e;
 }
 

@@ -92,6 +92,15 @@ void parse_sampling(const Json& body, SamplingParams& p) {
   p.seed = parse_seed(body);
 }
 
+// "timeout": a finite number of seconds in (0, kMaxRequestTimeoutSeconds] (an extension:
+// OpenAI's API has no per-request deadline in the body).
+double parse_timeout(const Json& body) {
+  const std::optional<double> v = opt_number(body, "timeout");
+  if (!v) return 0;
+  if (!(*v > 0 && *v <= kMaxRequestTimeoutSeconds)) reject_value("timeout", "a number of seconds in (0, 1e6]", *v);
+  return *v;
+}
+
 }  // namespace
 
 void require_object(const Json& body) {
@@ -109,7 +118,9 @@ CommonFields parse_common_fields(const Json& body) {
   c.stop_token_ids = parse_stop_token_ids(body);
   c.ignore_eos = opt_bool(body, "ignore_eos").value_or(false);
   c.skip_special_tokens = opt_bool(body, "skip_special_tokens").value_or(true);
-  c.priority = static_cast<int>(opt_integer(body, "priority", 0, 2).value_or(1));
+  const std::optional<int64_t> priority = opt_integer(body, "priority", 0, 2);
+  c.priority = static_cast<int>(priority.value_or(1));
+  c.priority_given = priority.has_value();
   c.stream = opt_bool(body, "stream").value_or(false);
   if (const Json* so = find_field(body, "stream_options")) {
     if (!so->is_object())
@@ -120,6 +131,7 @@ CommonFields parse_common_fields(const Json& body) {
       throw ApiError("'stream_options' is only allowed when 'stream' is true", "stream_options", "invalid_value");
   }
   c.user = opt_string(body, "user").value_or("");
+  c.timeout = parse_timeout(body);
   return c;
 }
 

@@ -1,5 +1,5 @@
 // The fields /v1/completions and /v1/chat/completions share: model, sampling,
-// stop conditions, n, priority. Parsed from a request body into plain values.
+// stop conditions, n, priority, timeout. Parsed from a request body into plain values.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -24,10 +24,17 @@ struct CommonFields {
   bool ignore_eos = false;               // keep generating past end-of-generation tokens
   bool skip_special_tokens = true;       // special tokens produce no text
   int priority = 1;                      // 0 interactive, 1 normal, 2 background
+  bool priority_given = false;           // the body named "priority" (else `priority` is the default)
   bool stream = false;                   // "stream": answer as server-sent events
   bool stream_include_usage = false;     // "stream_options": {"include_usage": true}
   std::string user;                      // "user" (opaque end-user id; not used for generation)
+  double timeout = 0;                    // "timeout": seconds from submission until the request is ended
+                                         // (HTTP 408), in (0, kMaxRequestTimeoutSeconds]; 0 when not given
 };
+
+// Largest "timeout" a request may ask for (about 11.5 days): beyond it a value is
+// far more likely a unit mistake (milliseconds) than a real deadline.
+inline constexpr double kMaxRequestTimeoutSeconds = 1e6;
 
 // Reads the shared fields of `body` (an object); a field of the wrong type or out of
 // range, or stream_options without stream, throws ApiError naming it. Which fields a

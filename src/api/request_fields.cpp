@@ -9,11 +9,12 @@ namespace db::api {
 
 namespace {
 
-constexpr std::array<std::string_view, 20> kCommonFields = {
+constexpr std::array<std::string_view, 21> kCommonFields = {
     "model",          "temperature", "top_p",          "top_k",      "min_p",
     "presence_penalty", "frequency_penalty", "repetition_penalty", "seed", "n",
     "stop",           "stop_token_ids", "ignore_eos",   "skip_special_tokens", "priority",
-    "stream",         "stream_options", "user",         "max_tokens", "logprobs"};
+    "stream",         "stream_options", "user",         "max_tokens", "logprobs",
+    "timeout"};
 constexpr std::array<std::string_view, 2> kCompletionFields = {"prompt", "echo"};
 constexpr std::array<std::string_view, 3> kChatFields = {"messages", "max_completion_tokens", "top_logprobs"};
 constexpr std::array<std::string_view, 2> kIgnoredFields = {"metadata", "service_tier"};

@@ -10,6 +10,7 @@
 
 #include "api/api_error.h"
 #include "api/openai_request.h"
+#include "api/timeout_error.h"
 #include "batch/batch_input.h"
 #include "batch/batch_record.h"
 #include "bundle/model_bundle.h"
@@ -29,6 +30,8 @@ struct Group {
   api::GenerationResult result;   // guarded by BatchJob::mu_ until completed
   std::vector<RequestId> ids;     // engine ids of the submitted parts
   std::string submit_error;       // set when the engine refused a part
+  double own_timeout = 0;         // the body's "timeout" (0: none)
+  bool batch_deadline = false;    // the job's deadline, not own_timeout, is the one its parts were given
   bool completed = false;         // queued for writing
 };
 
@@ -47,10 +50,17 @@ class BatchJob {
   void on_output(Group* g, size_t part, const SampleOutput& out, const RequestStats& stats, bool final);
   void finish(Group* g);
   void write_error(const BatchItem& item, const std::string& code, const std::string& message);
+  void write_expired(const BatchItem& item, const char* what);
   void drain_until_idle();
   void abort_in_flight();
   void stop_and_keep_finished();
+  void expire_rest(const std::vector<const BatchItem*>& pending, size_t next);
   bool stop_requested() const { return opts_.stop && opts_.stop->load(); }
+  // Seconds left until opts_.deadline (may be <= 0); only when one is set.
+  double seconds_left() const {
+    return std::chrono::duration<double>(*opts_.deadline - std::chrono::system_clock::now()).count();
+  }
+  bool deadline_passed() const { return opts_.deadline && seconds_left() <= 0; }
   void count_record(bool ok) {
     if (opts_.counters) ++(ok ? opts_.counters->completed : opts_.counters->failed);
   }
@@ -62,6 +72,7 @@ class BatchJob {
   JournalWriter writer_;
   ProgressReporter progress_;
   BatchSummary summary_;
+  bool expiring_ = false;  // the deadline passed: aborted requests get "batch_expired" records
   size_t total_ = 0, done_ = 0, failed_this_run_ = 0;
   int64_t generated_at_start_ = 0;
   Clock::time_point start_ = Clock::now();
@@ -100,6 +111,11 @@ void BatchJob::write_error(const BatchItem& item, const std::string& code, const
   count_record(false);
 }
 
+void BatchJob::write_expired(const BatchItem& item, const char* what) {
+  write_error(item, kBatchExpiredCode, std::string("the batch's completion window ended before this request ") + what);
+  ++summary_.expired;
+}
+
 void BatchJob::start(const BatchItem& item) {
   api::PreparedRequest prepared;
   try {
@@ -113,8 +129,20 @@ void BatchJob::start(const BatchItem& item) {
   }
   if (opts_.priority)
     for (EngineRequest& part : prepared.parts) part.priority = *opts_.priority;
+  for (EngineRequest& part : prepared.parts) part.tenant = opts_.tenant;
   auto owned = std::make_unique<Group>(item, prepared);
   Group* g = owned.get();
+  g->own_timeout = api::common_fields(item.request).timeout;
+  if (opts_.deadline) {
+    const double left = seconds_left();
+    if (left <= 0) {
+      write_expired(item, "ran");
+      return;
+    }
+    g->batch_deadline = g->own_timeout <= 0 || left < g->own_timeout;
+    if (g->batch_deadline)
+      for (EngineRequest& part : prepared.parts) part.timeout_seconds = left;
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     groups_.emplace(g, std::move(owned));
@@ -170,8 +198,17 @@ void BatchJob::on_output(Group* g, size_t part, const SampleOutput& out, const R
 void BatchJob::finish(Group* g) {
   const BatchItem& item = *g->item;
   const api::GenerationResult& r = g->result;
+  const std::optional<api::ApiError> timed_out = api::timeout_error(r, g->own_timeout);
+  bool aborted = false;
+  for (const api::ChoiceOutput& c : r.choices()) aborted = aborted || c.finish == FinishReason::Abort;
   if (!g->submit_error.empty()) {
     write_error(item, "engine_rejected", "the engine refused the request: " + g->submit_error);
+  } else if (timed_out && timed_out->code() == "request_timeout" && g->batch_deadline) {
+    write_expired(item, "finished");
+  } else if (timed_out) {
+    write_error(item, timed_out->code(), timed_out->what());
+  } else if (aborted && expiring_) {
+    write_expired(item, "finished");
   } else if (r.failed()) {
     write_error(item, "generation_failed", "generation did not complete: " + r.failure_message());
   } else {
@@ -225,6 +262,25 @@ void BatchJob::stop_and_keep_finished() {
   summary_.stopped = true;
 }
 
+// The deadline passed: aborts what is in flight, records what finished (aborted and
+// timed-out requests as expired), and writes an expired record for each request that
+// never ran.
+void BatchJob::expire_rest(const std::vector<const BatchItem*>& pending, size_t next) {
+  expiring_ = true;
+  abort_in_flight();
+  std::deque<Group*> ready;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ready.swap(completed_);
+  }
+  for (Group* g : ready) finish(g);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    groups_.clear();
+  }
+  for (size_t i = next; i < pending.size(); ++i) write_expired(*pending[i], "ran");
+}
+
 void BatchJob::drain_until_idle() {
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait(lock, [&] { return open_parts_ == 0; });
@@ -262,6 +318,10 @@ BatchSummary BatchJob::run() {
     while (true) {
       if (stop_requested()) {
         stop_and_keep_finished();
+        break;
+      }
+      if (deadline_passed()) {
+        expire_rest(pending, next);
         break;
       }
       // Submit up to the window, a bounded number per round so that progress keeps flowing.

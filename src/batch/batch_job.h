@@ -10,12 +10,14 @@
 // a torn last line is cut, and only the missing custom_ids run.
 #pragma once
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <optional>
 #include <string>
 
+#include "batch/batch_record.h"
 #include "batch/journal.h"
 #include "batch/progress.h"
 
@@ -44,12 +46,22 @@ struct BatchJobOptions {
   std::FILE* progress_out = nullptr;  // where progress goes (nullptr: nowhere)
   bool progress_tty = false;       // redraw one line (terminal) instead of printing plain lines
   std::optional<int> priority;     // engine priority of every request (nullopt: what each request asks for)
+  std::string tenant;              // EngineRequest::tenant of every request ("" = nobody in particular)
   const std::atomic<bool>* stop = nullptr;  // once true: submit nothing more, abort what is in flight and
                                             // return; aborted requests get no record (a rerun runs them)
   BatchCounters* counters = nullptr;        // updated as records are written (nullptr: none)
+  // When set, the batch ends here, however far it got: each request is submitted with
+  // what is left as its deadline (EngineRequest::timeout_seconds; a shorter "timeout"
+  // of its own body still applies). Once it passed, nothing more is submitted, what is
+  // in flight is aborted, requests that finished keep their records, and every other
+  // request gets an error record with code kBatchExpiredCode. A rerun after that only
+  // writes the records still missing.
+  std::optional<std::chrono::system_clock::time_point> deadline;
 };
 
-// Runs the job to the end. Bad lines and failed requests get error records; only
+// Runs the job to the end. Bad lines and failed requests get error records (a request
+// its own "timeout" ended: code "request_timeout"; one the engine's queue limit
+// ended: "queue_timeout"); only
 // problems with the files themselves (unreadable input, unwritable or foreign
 // output) throw db::Error. `bundle` tokenizes; `engine` generates. Waits only for its
 // own requests, so other traffic may share the engine. BatchSummary::stopped tells

@@ -12,6 +12,10 @@
 
 namespace db::batch {
 
+// The error code of the records of requests left unfinished when their batch's
+// completion window ended (BatchJobOptions::deadline).
+inline constexpr const char* kBatchExpiredCode = "batch_expired";
+
 // A successful request: `body` is the completion / chat.completion response body.
 std::string success_record(const std::string& custom_id, const nlohmann::ordered_json& body);
 // A failed request or a bad line; custom_id null when the line had none.

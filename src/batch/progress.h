@@ -51,6 +51,7 @@ struct BatchSummary {
   int64_t generated_tokens = 0;  // tokens generated this run
   double wall_seconds = 0;       // wall time of this run
   bool stopped = false;          // BatchJobOptions::stop ended the run before every request finished
+  size_t expired = 0;            // of `failed`: "batch_expired" records (BatchJobOptions::deadline passed)
 };
 
 // Multi-line human-readable summary (ends with a newline).

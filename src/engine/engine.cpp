@@ -112,7 +112,8 @@ struct Engine::Impl {
             apply(abort, events);
           }
         } else if (core.has_unfinished()) {
-          core.step(events);
+          core.enforce_limits(events);
+          if (core.has_unfinished()) core.step(events);
         }
       } catch (const std::exception& ex) {
         fail_all(std::string("engine step failed: ") + ex.what(), events);
@@ -186,6 +187,7 @@ RequestId Engine::submit(EngineRequest req, OutputCallback on_output) {
   info->skip_special_tokens = req.skip_special_tokens;
   info->callback = std::move(on_output);
   info->submit_time = EngineClock::now();
+  const double submitted_s = engine_seconds(info->submit_time);
 
   Command add;
   add.kind = Command::Kind::Add;
@@ -198,6 +200,9 @@ RequestId Engine::submit(EngineRequest req, OutputCallback on_output) {
   add.params.stop_token_ids = std::move(req.stop_token_ids);
   add.params.ignore_eos = req.ignore_eos;
   add.params.priority = req.priority;
+  add.params.tenant = std::move(req.tenant);
+  add.params.arrival_time = submitted_s;
+  add.params.deadline = req.timeout_seconds > 0 ? submitted_s + req.timeout_seconds : 0;
 
   OutputEvent reg;
   reg.kind = OutputEvent::Kind::Register;

@@ -26,6 +26,8 @@
 #include <string>
 
 #include "engine/engine_types.h"
+#include "kvcache/block_pool.h"
+#include "memory/memory_guard.h"
 #include "model/router_stats.h"
 #include "tensor/dtype.h"
 
@@ -45,6 +47,18 @@ struct EngineConfig {
   int64_t kv_cache_memory = 0;           // bytes for the KV cache (0 = kv_cache_fraction of available memory)
   double kv_cache_fraction = 0.25;       // share of available memory used when kv_cache_memory is 0
   bool enable_prefix_caching = true;     // reuse cached full blocks of identical prompt prefixes
+  // Per priority class c: the share of the KV pool that admitting or growing a
+  // class-c sequence must leave free (kept for more urgent classes); non-decreasing.
+  std::array<double, 3> kv_watermarks{0.0, 0.05, 0.10};
+  // Per class: the longest a request may wait for its first admission, in seconds
+  // (0 = no limit). Past it, the request is promoted one class (served ahead) or,
+  // with reject_on_queue_timeout, ended with FinishReason::QueueTimeout.
+  std::array<double, 3> max_queue_wait{0.0, 0.0, 0.0};
+  bool reject_on_queue_timeout = false;
+  // In a step that serves an interactive (class 0) sequence, less urgent ones
+  // compute at most this many tokens, so interactive steps stay short (0 = no cap).
+  int interactive_step_tokens = 16;
+  MemoryGuardConfig memory_guard;        // the OOM precursor (memory/memory_guard.h)
 };
 
 struct EngineStats {
@@ -60,6 +74,12 @@ struct EngineStats {
   double kv_usage = 0;                        // fraction of KV blocks in use
   int64_t num_blocks = 0, free_blocks = 0;    // KV pool size (null block included) and free blocks
   double prefix_cache_hit_rate = 0;           // hit tokens / queried tokens
+  PoolFragmentation pool;                     // free blocks, largest free run, cached blocks
+  int64_t evicted_blocks = 0;                 // cached blocks reused for other tokens so far
+  int64_t resident_blocks = 0;                // blocks whose memory has been touched (RSS of the pool)
+  std::array<int64_t, 3> blocks_by_priority{};  // blocks held by running sequences of class 0, 1, 2
+  int64_t timeouts = 0, queue_timeouts = 0, promotions = 0;  // deadline aborts, queue-wait rejections, promotions
+  MemoryGuardSnapshot memory_guard;           // the guard's state, cap and events
   RouterStats router;                         // MoE models: tokens routed per layer and expert since the
                                               // model was loaded (all steps of every engine); empty otherwise
 };

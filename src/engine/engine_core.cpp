@@ -1,11 +1,12 @@
 #include "engine/engine_core.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <set>
 #include <string>
 
-#include "engine/memory_info.h"
+#include "memory/memory_info.h"
 #include "sched/budget_split.h"
 #include "util/error.h"
 
@@ -25,6 +26,17 @@ void check_config(const EngineConfig& c) {
   if (c.kv_cache_memory == 0 && !(c.kv_cache_fraction > 0 && c.kv_cache_fraction <= 1))
     throw Error("kv_cache_fraction: must be in (0, 1], got " + std::to_string(c.kv_cache_fraction));
   if (c.threads < 0) throw Error("threads: must not be negative, got " + std::to_string(c.threads));
+  if (c.interactive_step_tokens < 0) throw Error("interactive_step_tokens: must not be negative");
+  for (size_t k = 0; k < 3; ++k) {
+    const double w = c.kv_watermarks[k];
+    if (!(w >= 0 && w < 1)) throw Error("kv_watermarks: each must be in [0, 1), got " + std::to_string(w));
+    if (k > 0 && w < c.kv_watermarks[k - 1])
+      throw Error("kv_watermarks: must not decrease from class 0 to class 2 (a less urgent class leaves more free)");
+    if (!(c.max_queue_wait[k] >= 0)) throw Error("max_queue_wait: must not be negative");
+  }
+  const MemoryGuardConfig& g = c.memory_guard;
+  if (!(g.low_water > 0 && g.low_water < g.high_water && g.high_water <= 1))
+    throw Error("memory guard: need 0 < low water < high water <= 1");
 }
 
 }  // namespace
@@ -56,7 +68,9 @@ int32_t engine_num_kv_blocks(const Model& model, const EngineConfig& cfg) {
 }
 
 EngineCore::EngineCore(Model& model, const Tokenizer& tokenizer, const EngineConfig& cfg)
-    : model_(model), pool_((check_config(cfg), resolve_threads(cfg.threads))) {
+    : model_(model),
+      pool_((check_config(cfg), resolve_threads(cfg.threads))),
+      guard_(cfg.memory_guard, cfg.max_num_seqs) {
   const ModelConfig& mc = model.config();
   SchedulerConfig sc;
   sc.max_num_seqs = cfg.max_num_seqs;
@@ -69,6 +83,10 @@ EngineCore::EngineCore(Model& model, const Tokenizer& tokenizer, const EngineCon
   sc.enable_prefix_caching = cfg.enable_prefix_caching;
   sc.max_model_len = mc.max_context;
   sc.eos_token_ids = tokenizer.eos_ids();
+  sc.kv_watermarks = cfg.kv_watermarks;
+  sc.max_queue_wait = cfg.max_queue_wait;
+  sc.reject_on_queue_timeout = cfg.reject_on_queue_timeout;
+  sc.interactive_step_tokens = cfg.interactive_step_tokens;
 
   limits_.vocab = mc.vocab;
   limits_.max_context = mc.max_context;
@@ -95,6 +113,27 @@ std::vector<RequestId> EngineCore::live_groups() const {
   std::set<RequestId> groups;
   for (RequestId id : sched_->live_ids()) groups.insert(sched_->find(id)->group_id);
   return {groups.begin(), groups.end()};
+}
+
+double engine_seconds(EngineClock::time_point t) { return std::chrono::duration<double>(t.time_since_epoch()).count(); }
+
+void EngineCore::enforce_limits(std::vector<OutputEvent>& events) {
+  const EngineClock::time_point now = EngineClock::now();
+  const double now_s = engine_seconds(now);
+  for (EndedRequest& ended : sched_->enforce_time_limits(now_s)) {
+    OutputEvent e;
+    e.kind = OutputEvent::Kind::Failed;
+    e.group_id = ended.group_id;
+    e.time = now;
+    e.reason = ended.status == RequestStatus::FinishedTimeout ? FinishReason::Timeout : FinishReason::QueueTimeout;
+    e.error = std::move(ended.message);
+    events.push_back(std::move(e));
+  }
+  if (!guard_.config().enabled || !guard_.due(now_s)) return;
+  const MemoryGuardDecision d = guard_.observe(read_process_memory(now_s));
+  const int64_t block_bytes = static_cast<int64_t>(kv_->nbytes()) / kv_->num_blocks();
+  sched_->set_memory_limits({d.max_running, d.admission_paused, d.kv_growth_bytes < 0 ? -1 : d.kv_growth_bytes / block_bytes});
+  for (const std::string& m : guard_.take_events()) std::fprintf(stderr, "memory guard: %s\n", m.c_str());
 }
 
 void EngineCore::step(std::vector<OutputEvent>& events) {
@@ -172,6 +211,14 @@ void EngineCore::read_stats(EngineStats& s) const {
   s.num_blocks = kv.pool().num_blocks();
   s.free_blocks = kv.num_free_blocks();
   s.prefix_cache_hit_rate = kv.prefix_cache_stats().hit_rate();
+  s.pool = kv.fragmentation();
+  s.evicted_blocks = static_cast<int64_t>(kv.prefix_cache_stats().evicted_blocks);
+  s.resident_blocks = kv.pool().num_resident_blocks();
+  for (int p = 0; p < 3; ++p) s.blocks_by_priority[p] = sched_->blocks_of_class(p);
+  s.timeouts = c.timeouts;
+  s.queue_timeouts = c.queue_timeouts;
+  s.promotions = c.promotions;
+  s.memory_guard = guard_.snapshot();
   if (const RouterStats* router = model_.router_stats())
     s.router = *router;
   else

@@ -11,6 +11,7 @@
 #include "engine/output_event.h"
 #include "engine/request_validation.h"
 #include "kvcache/kv_cache_spec.h"
+#include "memory/memory_guard.h"
 #include "model/kv_store.h"
 #include "model/model.h"
 #include "runner/model_runner.h"
@@ -40,6 +41,11 @@ class EngineCore {
   std::vector<RequestId> live_groups() const;
   bool has_unfinished() const { return sched_->has_unfinished(); }
 
+  // Before a step: ends requests past their deadline or queue-wait limit
+  // (Failed events with reason Timeout / QueueTimeout), and applies the memory
+  // guard's decision (a new reading at most every poll interval; its messages
+  // go to stderr).
+  void enforce_limits(std::vector<OutputEvent>& events);
   // Runs one step and appends its events (Scheduled, Tokens, Failed).
   void step(std::vector<OutputEvent>& events);
 
@@ -64,7 +70,11 @@ class EngineCore {
   std::unique_ptr<KVStore> kv_;
   std::unique_ptr<ModelRunner> runner_;
   std::string kv_summary_;
+  MemoryGuard guard_;
 };
+
+// Steady-clock seconds: the clock of request arrival times and deadlines.
+double engine_seconds(EngineClock::time_point t);
 
 // The model's KV cache shape in the configured dtype and block size.
 KVCacheSpec engine_kv_cache_spec(const Model& model, const EngineConfig& cfg);

@@ -8,6 +8,8 @@ const char* finish_reason_name(FinishReason r) {
     case FinishReason::Length: return "length";
     case FinishReason::Abort: return "abort";
     case FinishReason::Error: return "error";
+    case FinishReason::Timeout: return "timeout";
+    case FinishReason::QueueTimeout: return "queue_timeout";
     case FinishReason::None: break;
   }
   return "";

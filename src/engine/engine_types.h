@@ -27,10 +27,19 @@ struct EngineRequest {
   bool ignore_eos = false;               // do not stop at the model's end-of-generation tokens
   bool skip_special_tokens = true;       // special tokens produce no text
   int priority = 1;                      // 0 interactive, 1 normal, 2 background (lower runs first)
+  std::string tenant;                    // who asked ("" = nobody in particular): within a priority class,
+                                         // tenants are admitted in turn, so none can starve another
+  double timeout_seconds = 0;            // deadline, counted from submit(): past it the request ends with
+                                         // FinishReason::Timeout at the next step (0 = none)
 };
 
-enum class FinishReason { None, Stop, Length, Abort, Error };
-const char* finish_reason_name(FinishReason r);  // "stop", "length", "abort", "error"; "" for None
+// Timeout: the request's deadline passed (EngineRequest::timeout_seconds).
+// QueueTimeout: it waited in the queue past its class's limit and the engine is
+// set to reject such requests (EngineConfig::max_queue_wait). Both end every
+// sample with stop_reason saying what happened; outputs so far are kept.
+enum class FinishReason { None, Stop, Length, Abort, Error, Timeout, QueueTimeout };
+// "stop", "length", "abort", "error", "timeout", "queue_timeout"; "" for None
+const char* finish_reason_name(FinishReason r);
 
 // One sample's state delivered to the caller. Outputs of one request arrive in
 // order; the last one for a sample has finish != None.

@@ -34,7 +34,8 @@ struct OutputEvent {
     Scheduled,  // the request ran for the first time: num_cached_tokens
     Tokens,     // one sequence's new tokens: sample_index, tokens, status, stop_token
     Aborted,    // the caller aborted the request: unfinished samples end with Abort
-    Failed,     // the engine failed the request: unfinished samples end with Error (`error`)
+    Failed,     // the engine ended the request: unfinished samples end with `reason` (Error, Timeout,
+                // QueueTimeout) and stop_reason `error`
     Shutdown,   // the last event
   };
   Kind kind = Kind::Tokens;
@@ -47,6 +48,7 @@ struct OutputEvent {
   int32_t stop_token = -1;                  // Tokens: the stop token / EOS that finished it
   int32_t num_cached_tokens = 0;            // Scheduled: prefix-cache hit tokens
   std::string error;                        // Failed: what went wrong
+  FinishReason reason = FinishReason::Error;  // Failed: how the unfinished samples end
 };
 
 }  // namespace db

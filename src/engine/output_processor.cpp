@@ -14,6 +14,8 @@ FinishReason finish_of(RequestStatus s) {
     case RequestStatus::FinishedLength: return FinishReason::Length;
     case RequestStatus::FinishedAborted: return FinishReason::Abort;
     case RequestStatus::FinishedError: return FinishReason::Error;
+    case RequestStatus::FinishedTimeout: return FinishReason::Timeout;
+    case RequestStatus::FinishedQueueTimeout: return FinishReason::QueueTimeout;
     default: return FinishReason::None;
   }
 }
@@ -53,7 +55,7 @@ void OutputProcessor::handle(const OutputEvent& e) {
       break;
     case OutputEvent::Kind::Tokens: on_tokens(g, e); break;
     case OutputEvent::Kind::Aborted: finish_unfinished(g, e, FinishReason::Abort); break;
-    case OutputEvent::Kind::Failed: finish_unfinished(g, e, FinishReason::Error); break;
+    case OutputEvent::Kind::Failed: finish_unfinished(g, e, e.reason); break;
     default: break;
   }
 }
@@ -110,7 +112,7 @@ void OutputProcessor::finish_unfinished(Group& g, const OutputEvent& e, FinishRe
     SampleOutput out;
     out.index = static_cast<int32_t>(i);
     out.finish = reason;
-    if (reason == FinishReason::Error) out.stop_reason = e.error;
+    if (reason != FinishReason::Abort) out.stop_reason = e.error;
     const bool last = g.finished + 1 == static_cast<int32_t>(n);
     deliver(id, g, s, out, e.time);
     if (last) return;  // g is gone

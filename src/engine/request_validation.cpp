@@ -35,6 +35,8 @@ void validate_request(const EngineRequest& r, const RequestLimits& limits) {
   for (const std::string& s : r.stop)
     if (s.empty()) throw Error("stop: stop strings must not be empty");
   for (int32_t t : r.stop_token_ids) check_token(t, limits.vocab, "stop_token_ids");
+  if (!(r.timeout_seconds >= 0 && r.timeout_seconds <= 1e9))
+    throw Error("timeout: must be a non-negative number of seconds, got " + std::to_string(r.timeout_seconds));
   if (r.priority < 0 || r.priority > 2)
     throw Error("priority: must be 0 (interactive), 1 (normal) or 2 (background), got " + std::to_string(r.priority));
   const int64_t seq_len = std::min<int64_t>(prompt_len + r.max_tokens, limits.max_context);

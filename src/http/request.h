@@ -22,6 +22,8 @@ struct Request {
   std::string body;      // the whole body, at most ServerOptions::max_body_bytes
   std::string remote;    // peer address "ip:port" (for logs)
   BodyLease body_lease;  // the body's bytes in the server's BodyBudget; move it along with the body
+  std::string principal; // who the router's guard authenticated the request as ("" = nobody in particular);
+                         // set by the server, never taken from the request
 
   // First value of the header `lower_name` (lower-case), or nullptr.
   const std::string* header(std::string_view lower_name) const;

@@ -28,8 +28,9 @@ struct PathParams {
 using RouteHandler = std::function<void(Request&&, const PathParams&, std::shared_ptr<Responder>)>;
 
 // Decides whether a request to a guarded route may go on: true lets it pass; false
-// means the guard has answered it (e.g. 401).
-using RouteGuard = std::function<bool(const Request&, Responder&)>;
+// means the guard has answered it (e.g. 401). It may note who sent the request in
+// Request::principal for the handler.
+using RouteGuard = std::function<bool(Request&, Responder&)>;
 
 enum class Access {
   guarded,  // the guard runs first (e.g. the API key)

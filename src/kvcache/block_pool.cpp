@@ -35,13 +35,41 @@ const KVBlock& BlockPool::block(int32_t id) const {
 
 KVBlock& BlockPool::mutable_block(int32_t id) { return const_cast<KVBlock&>(block(id)); }
 
-std::vector<int32_t> BlockPool::get_new_blocks(int32_t n) {
-  DB_CHECK(n >= 0 && n <= num_free_blocks(),
-           "cannot allocate " + std::to_string(n) + " blocks with " + std::to_string(num_free_blocks()) + " free");
+int32_t BlockPool::num_allocatable_blocks(bool exempt) const {
+  const int32_t fresh = num_untouched_blocks();
+  if (exempt || fresh_allowance_ < 0) return num_free_blocks();
+  return num_free_blocks() - fresh + static_cast<int32_t>(std::min<int64_t>(fresh, fresh_allowance_));
+}
+
+std::vector<int32_t> BlockPool::get_new_blocks(int32_t n, bool exempt) {
+  DB_CHECK(n >= 0 && n <= num_allocatable_blocks(exempt),
+           "cannot allocate " + std::to_string(n) + " blocks with " + std::to_string(num_allocatable_blocks(exempt)) +
+               " allocatable");
   std::vector<int32_t> ids;
   ids.reserve(static_cast<size_t>(n));
-  for (KVBlock* b : free_queue_.popleft_n(n)) {
+  std::vector<KVBlock*> taken;
+  if (fresh_allowance_ < 0) {
+    taken = free_queue_.popleft_n(n);
+  } else {
+    // Never-used blocks (the queue's head) within the allowance, then used ones,
+    // then, for an exempt allocation, never-used ones past the allowance.
+    const int32_t fresh = num_untouched_blocks(), used = num_free_blocks() - fresh;
+    const int32_t first = static_cast<int32_t>(std::min<int64_t>({int64_t{n}, fresh, fresh_allowance_}));
+    const int32_t second = std::min(n - first, used);
+    taken = free_queue_.popleft_n(first);
+    std::vector<KVBlock*> more = fresh > first ? free_queue_.pop_n_after(&blocks_.back(), second)
+                                               : free_queue_.popleft_n(second);
+    taken.insert(taken.end(), more.begin(), more.end());
+    more = free_queue_.popleft_n(n - first - second);
+    taken.insert(taken.end(), more.begin(), more.end());
+  }
+  for (KVBlock* b : taken) {
     DB_CHECK(b->ref_cnt == 0 && !b->is_null, "free queue held block " + std::to_string(b->id) + " in use");
+    if (b->id >= next_untouched_) {
+      DB_CHECK(b->id == next_untouched_, "never-used block " + std::to_string(b->id) + " left the free queue early");
+      ++next_untouched_;
+      if (fresh_allowance_ > 0) --fresh_allowance_;
+    }
     if (b->hash) evict(*b);
     b->ref_cnt = 1;
     ids.push_back(b->id);
@@ -170,6 +198,7 @@ PoolFragmentation BlockPool::fragmentation() const {
   f.num_free_blocks = num_free_blocks();
   f.num_cached_blocks = num_cached_blocks();
   f.prefix_cache_hit_rate = stats_.hit_rate();
+  f.num_resident_blocks = num_resident_blocks();
   int32_t run = 0;
   for (const KVBlock& b : blocks_) {
     run = (!b.is_null && b.ref_cnt == 0) ? run + 1 : 0;

@@ -8,6 +8,16 @@
 //                           hit and taken back by touch(), until get_new_blocks()
 //                           pops it and evicts its hash
 //
+// Resident blocks: the KV store's memory is committed by the OS as blocks are
+// first written, so the blocks ever handed out are the pool's resident memory.
+// Fresh blocks leave the free queue's head in id order and freed blocks join its
+// tail, so the never-used blocks are always the ids [next_untouched, num_blocks),
+// queued first. A fresh-block allowance (the memory guard's bound on KV memory
+// growth until its next reading) limits how many of them get_new_blocks() may
+// take: never-used blocks first while it lasts (they keep the prefix cache),
+// then used ones. An exempt allocation (a sequence running alone, which must
+// always progress) takes used blocks first and never-used ones past the allowance.
+//
 // A cached block is verified on every hit: the hash selects candidates, and a
 // candidate only matches if its tokens, extra keys and parent link (the exact
 // cached incarnation holding the previous tokens) are equal to the query's.
@@ -39,6 +49,7 @@ struct PoolFragmentation {
   int32_t num_free_blocks = 0;       // blocks in the free queue (cached ones included)
   int32_t num_cached_blocks = 0;     // blocks registered in the hash map (held or free)
   int32_t largest_free_run = 0;      // longest run of consecutive block ids that are all free
+  int32_t num_resident_blocks = 0;   // blocks ever used (their memory is resident)
   double prefix_cache_hit_rate = 0;  // PrefixCacheStats::hit_rate()
 };
 
@@ -63,9 +74,10 @@ class BlockPool {
   bool caching_enabled() const { return enable_caching_; }
   const KVBlock& block(int32_t id) const;
 
-  // Pops n blocks from the head of the free queue (evicting any cached one from
-  // the hash map) and gives each ref_cnt 1. n must be <= num_free_blocks().
-  std::vector<int32_t> get_new_blocks(int32_t n);
+  // Takes n free blocks (evicting any cached one from the hash map) and gives each
+  // ref_cnt 1: from the head of the free queue, within the fresh-block allowance
+  // (see above). n must be <= num_allocatable_blocks(exempt).
+  std::vector<int32_t> get_new_blocks(int32_t n, bool exempt = false);
 
   // The cached block matching `query` exactly, or nullptr.
   const KVBlock* get_cached_block(const CachedBlockQuery& query) const;
@@ -89,6 +101,15 @@ class BlockPool {
   void free_blocks(std::span<const int32_t> ordered_block_ids);
 
   int32_t num_free_blocks() const { return free_queue_.size(); }
+  // Free blocks get_new_blocks(n, exempt) may hand out: the used free ones plus
+  // the never-used ones the allowance covers (all of them when exempt or unlimited).
+  int32_t num_allocatable_blocks(bool exempt = false) const;
+  // Blocks ever handed out (their memory is resident), and blocks never used.
+  int32_t num_resident_blocks() const { return next_untouched_ - 1; }
+  int32_t num_untouched_blocks() const { return num_blocks() - next_untouched_; }
+  // Never-used blocks get_new_blocks() may still take (-1: no limit).
+  void set_fresh_block_allowance(int64_t blocks) { fresh_allowance_ = blocks < 0 ? -1 : blocks; }
+  int64_t fresh_block_allowance() const { return fresh_allowance_; }
   // Fraction of usable blocks held by sequences, in [0, 1].
   double usage() const;
   // Free queue order, next-to-evict first.
@@ -117,6 +138,8 @@ class BlockPool {
   std::unordered_multimap<uint64_t, int32_t> cached_;  // hash -> cached block ids
   uint64_t next_epoch_ = 1;
   PrefixCacheStats stats_;
+  int32_t next_untouched_ = 1;  // the lowest never-used block id (block 0 is the null block)
+  int64_t fresh_allowance_ = -1;  // never-used blocks get_new_blocks() may take; -1 = no limit
 };
 
 }  // namespace db

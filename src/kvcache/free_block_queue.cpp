@@ -1,5 +1,7 @@
 #include "kvcache/free_block_queue.h"
 
+#include <algorithm>
+
 #include "util/error.h"
 
 namespace db {
@@ -24,6 +26,19 @@ std::vector<KVBlock*> FreeBlockQueue::popleft_n(int32_t n) {
   std::vector<KVBlock*> out;
   out.reserve(static_cast<size_t>(n));
   for (int32_t i = 0; i < n; ++i) out.push_back(popleft());
+  return out;
+}
+
+std::vector<KVBlock*> FreeBlockQueue::pop_n_after(const KVBlock* anchor, int32_t n) {
+  DB_CHECK(contains(*anchor), "block " + std::to_string(anchor->id) + " is not in the free queue");
+  std::vector<KVBlock*> out;
+  out.reserve(static_cast<size_t>(std::max(n, 0)));
+  for (int32_t i = 0; i < n; ++i) {
+    KVBlock* b = anchor->next_free;
+    DB_CHECK(b != &tail_, "fewer than " + std::to_string(n) + " blocks queued after block " + std::to_string(anchor->id));
+    remove(b);
+    out.push_back(b);
+  }
   return out;
 }
 

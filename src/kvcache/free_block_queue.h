@@ -31,6 +31,9 @@ class FreeBlockQueue {
   KVBlock* popleft();
   // popleft() n times; n <= size().
   std::vector<KVBlock*> popleft_n(int32_t n);
+  // Unlinks and returns the n blocks queued right after `anchor` (a queued block),
+  // in queue order; there must be n of them.
+  std::vector<KVBlock*> pop_n_after(const KVBlock* anchor, int32_t n);
   // Unlinks a queued block from anywhere in the queue.
   void remove(KVBlock* block);
   // Queues an unqueued block as the most recently freed.

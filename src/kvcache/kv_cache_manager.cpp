@@ -96,7 +96,9 @@ std::optional<AllocResult> KVCacheManager::allocate_slots(RequestId id, const Sl
   auto it = requests_.find(id);
   RequestBlocks* state = it == requests_.end() ? nullptr : &it->second;
   const AllocPlan p = plan(state, r);
-  if (p.blocks_needed() > pool_.num_free_blocks()) return std::nullopt;
+  const int32_t needed = p.blocks_needed();
+  if (needed > 0 && int64_t(needed) + std::max(r.reserve_blocks, 0) > pool_.num_allocatable_blocks(r.exempt))
+    return std::nullopt;
 
   if (!state) {
     state = &requests_[id];
@@ -112,14 +114,14 @@ std::optional<AllocResult> KVCacheManager::allocate_slots(RequestId id, const Sl
   const int64_t bs = block_size();
   for (size_t j : p.copy_on_write) {
     const int32_t shared = state->block_ids[j];
-    const int32_t fresh = pool_.get_new_blocks(1).front();
+    const int32_t fresh = pool_.get_new_blocks(1, r.exempt).front();
     if (j == static_cast<size_t>(p.computed / bs) && p.computed % bs != 0) result.copies.push_back({shared, fresh});
     const int32_t release[] = {shared};
     pool_.free_blocks(release);
     state->block_ids[j] = fresh;
     result.new_blocks.push_back(fresh);
   }
-  for (int32_t fresh : pool_.get_new_blocks(p.grow)) {
+  for (int32_t fresh : pool_.get_new_blocks(p.grow, r.exempt)) {
     state->block_ids.push_back(fresh);
     result.new_blocks.push_back(fresh);
   }

@@ -72,6 +72,8 @@ struct SlotRequest {
   int32_t num_lookahead_tokens = 0;  // extra slots after those (speculative drafts); never cached
   const ComputedBlocks* prefix_hit = nullptr;  // first call only: the hit to adopt
   const BlockExtraKeys* extra_keys = nullptr;  // first call only: the request's extra keys (null = none)
+  int32_t reserve_blocks = 0;        // allocatable blocks that must stay free afterwards (kept for other classes)
+  bool exempt = false;               // may pass the fresh-block allowance (see BlockPool): a lone sequence
 };
 
 struct AllocResult {
@@ -92,7 +94,8 @@ class KVCacheManager {
                                      const BlockExtraKeys& extra_keys = {});
 
   // Makes room for r.num_new_tokens + r.num_lookahead_tokens more tokens, first
-  // adopting r.prefix_hit. nullopt when the pool lacks free blocks: then nothing
+  // adopting r.prefix_hit. nullopt when the pool lacks free blocks (beyond
+  // r.reserve_blocks, see BlockPool::num_allocatable_blocks): then nothing
   // changed (no partial allocation). On success, caches every block that became
   // full with the tokens up to min(computed + new, tokens.size()).
   std::optional<AllocResult> allocate_slots(RequestId id, const SlotRequest& r);
@@ -109,6 +112,9 @@ class KVCacheManager {
 
   int32_t block_size() const { return pool_.block_size(); }
   int32_t num_free_blocks() const { return pool_.num_free_blocks(); }
+  int32_t num_allocatable_blocks(bool exempt = false) const { return pool_.num_allocatable_blocks(exempt); }
+  // See BlockPool: never-used blocks (new resident memory) allocation may still take; -1 = no limit.
+  void set_fresh_block_allowance(int64_t blocks) { pool_.set_fresh_block_allowance(blocks); }
   double usage() const { return pool_.usage(); }
   const PrefixCacheStats& prefix_cache_stats() const { return pool_.stats(); }
   PoolFragmentation fragmentation() const { return pool_.fragmentation(); }

@@ -26,7 +26,11 @@ namespace {
 
 double per_second(double count, double seconds) { return seconds > 0 ? count / seconds : 0.0; }
 
-bool failed(FinishReason f) { return f == FinishReason::Error || f == FinishReason::Abort; }
+// Ended by the engine rather than by the request's own stop conditions.
+bool failed(FinishReason f) {
+  return f == FinishReason::Error || f == FinishReason::Abort || f == FinishReason::Timeout ||
+         f == FinishReason::QueueTimeout;
+}
 
 }  // namespace
 
@@ -69,6 +73,7 @@ RunReport make_run_report(const RunMeasurements& m) {
   r.preemptions = m.preemptions;
   r.steps = m.steps;
   r.router = make_router_report(m.router);
+  r.pool = m.pool;
   return r;
 }
 
@@ -102,6 +107,7 @@ nlohmann::json to_json(const RunReport& r) {
   j["preemptions"] = r.preemptions;
   j["steps"] = r.steps;
   if (!r.router.empty()) j["router"] = to_json(r.router);
+  j["kv_pool"] = to_json(r.pool);
   return j;
 }
 
@@ -152,6 +158,10 @@ nlohmann::json metric_definitions() {
        "once per expert chosen for it); imbalance = tokens on a layer's busiest expert / mean tokens per expert "
        "(1 = balanced), summarized over the layers; busiest = the expert with the largest share of its layer's "
        "tokens"},
+      {"kv_pool",
+       "the KV block pool at the end of the run: usable and free blocks, the longest run of consecutive free block "
+       "ids (contiguity of the free memory), blocks registered in the prefix cache, blocks whose memory has been "
+       "touched (resident); evicted_blocks: prefix-cache blocks evicted during the run"},
   };
 }
 
@@ -206,6 +216,12 @@ std::string format_router_table(const std::vector<RunReport>& runs) {
     if (out.empty()) out = "\n" + router_table_header();
     out += router_table_row(r.max_num_seqs, phase_name(r.phase), r.router);
   }
+  return out;
+}
+
+std::string format_pool_table(const std::vector<RunReport>& runs) {
+  std::string out = "\n" + pool_table_header();
+  for (const RunReport& r : runs) out += pool_table_row(r.max_num_seqs, phase_name(r.phase), r.pool);
   return out;
 }
 

@@ -9,6 +9,7 @@
 
 #include "engine/engine_types.h"
 #include "offline_bench/latency_summary.h"
+#include "offline_bench/pool_report.h"
 #include "offline_bench/router_report.h"
 #include "offline_bench/workload.h"
 
@@ -48,6 +49,7 @@ struct RunMeasurements {
   double decode_window_seconds = 0;     // Decode phase: time after each wave's prompts were all computed
   int64_t decode_window_tokens = 0;     // Decode phase: tokens sampled in those windows
   RouterStats router;                   // MoE models: tokens routed over the run; empty otherwise
+  PoolReport pool;                      // the KV pool at the end of the run (evictions: during it)
 };
 
 // Figures of one run (see Phase for the throughput definitions).
@@ -73,6 +75,7 @@ struct RunReport {
   double prefix_cache_hit_rate = 0;      // cached / prompt tokens
   int64_t preemptions = 0, steps = 0;
   RouterReport router;                   // MoE models only (empty otherwise)
+  PoolReport pool;                       // the KV pool at the end of the run (evictions: during it)
 };
 
 RunReport make_run_report(const RunMeasurements& m);
@@ -90,5 +93,8 @@ nlohmann::json bench_json(const nlohmann::json& settings, const WorkloadSpec& wo
 std::string format_table(const std::vector<RunReport>& runs);
 // The router summary of the runs with one (MoE models), one row per run; "" when none has.
 std::string format_router_table(const std::vector<RunReport>& runs);
+// The KV pool at the end of each run (free blocks, largest free run, cached blocks,
+// evictions), one row per run.
+std::string format_pool_table(const std::vector<RunReport>& runs);
 
 }  // namespace db::bench

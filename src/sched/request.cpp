@@ -4,7 +4,8 @@ namespace db {
 
 bool is_finished(RequestStatus s) {
   return s == RequestStatus::FinishedStopped || s == RequestStatus::FinishedLength ||
-         s == RequestStatus::FinishedAborted || s == RequestStatus::FinishedError;
+         s == RequestStatus::FinishedAborted || s == RequestStatus::FinishedError ||
+         s == RequestStatus::FinishedTimeout || s == RequestStatus::FinishedQueueTimeout;
 }
 
 Request make_request(const RequestParams& p, uint64_t arrival_seq) {
@@ -21,6 +22,11 @@ Request make_request(const RequestParams& p, uint64_t arrival_seq) {
   r.stop_token_ids = p.stop_token_ids;
   r.ignore_eos = p.ignore_eos;
   r.priority = p.priority;
+  r.requested_priority = p.priority;
+  r.tenant = p.tenant;
+  r.arrival_time = p.arrival_time;
+  r.class_entry_time = p.arrival_time;
+  r.deadline = p.deadline;
   r.arrival_seq = arrival_seq;
   return r;
 }

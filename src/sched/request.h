@@ -31,6 +31,8 @@ enum class RequestStatus {
   FinishedLength,   // reached max_tokens or the context length
   FinishedAborted,  // aborted by the caller
   FinishedError,    // ended by an engine error
+  FinishedTimeout,  // its deadline passed
+  FinishedQueueTimeout,  // it waited for admission past its class's limit (and such requests are rejected)
 };
 bool is_finished(RequestStatus s);
 
@@ -45,6 +47,9 @@ struct RequestParams {
   std::vector<int32_t> stop_token_ids; // tokens that end the sequence (kept in the output)
   bool ignore_eos = false;             // do not stop at end-of-generation tokens
   int priority = 1;                    // lower runs first
+  std::string tenant;                  // within a class, tenants are admitted in turn
+  double arrival_time = 0;             // steady-clock seconds when it was submitted
+  double deadline = 0;                 // steady-clock seconds past which it ends (0 = none)
 };
 
 struct Request {
@@ -62,9 +67,15 @@ struct Request {
   int32_t max_tokens = 16;               // output tokens at most
   std::vector<int32_t> stop_token_ids;   // tokens that end the sequence
   bool ignore_eos = false;               // do not stop at end-of-generation tokens
-  int priority = 1;                      // lower runs first
+  int priority = 1;                      // lower runs first; the class it is served in (promotions lower it)
+  int requested_priority = 1;            // the class it asked for
+  std::string tenant;                    // within a class, tenants are admitted in turn
+  double arrival_time = 0;               // steady-clock seconds when it was submitted
+  double class_entry_time = 0;           // ... when it entered its current class (promotion resets it)
+  double deadline = 0;                   // steady-clock seconds past which it ends (0 = none)
   uint64_t arrival_seq = 0;              // FIFO order within a priority (forks inherit the parent's)
   int32_t num_preemptions = 0;           // times preempted by recompute
+  int64_t last_step = -1;                // the scheduler step that last computed tokens of it
   bool runner_knows = false;             // the model runner holds this sequence's state
   int32_t stop_token = -1;               // the token that stopped it (FinishedStopped by token), else -1
 

@@ -1,6 +1,9 @@
 #include "sched/scheduler.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
 #include <string>
 
 #include "sched/budget_split.h"
@@ -10,6 +13,14 @@
 #include "util/error.h"
 
 namespace db {
+
+namespace {
+std::string format_seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g s", s);
+  return buf;
+}
+}  // namespace
 
 Scheduler::Scheduler(SchedulerConfig cfg)
     : cfg_(std::move(cfg)), kv_(cfg_.block_size, cfg_.num_blocks, cfg_.enable_prefix_caching) {
@@ -22,6 +33,12 @@ Scheduler::Scheduler(SchedulerConfig cfg)
                                  ? cfg_.shared_prefill_threshold
                                  : auto_shared_prefill_threshold(cfg_.long_prefill_threshold, cfg_.block_size);
   if (limits_.long_threshold > 0) limits_.shared_threshold = std::min(limits_.shared_threshold, limits_.long_threshold);
+  for (size_t c = 0; c < cfg_.kv_watermarks.size(); ++c) {
+    const double w = cfg_.kv_watermarks[c];
+    DB_CHECK(w >= 0 && w < 1, "KV watermarks must lie in [0, 1)");
+    DB_CHECK(c == 0 || w >= cfg_.kv_watermarks[c - 1], "KV watermarks must not decrease from class 0 to class 2");
+    DB_CHECK(cfg_.max_queue_wait[c] >= 0, "max queue waits must not be negative");
+  }
 }
 
 void Scheduler::add_request(const RequestParams& p) {
@@ -57,10 +74,12 @@ std::vector<RequestId> Scheduler::finish_group(RequestId group_id, RequestStatus
 SchedulerOutput Scheduler::schedule() {
   SchedulerOutput out;
   out.finished_ids.swap(finished_since_step_);
-  if (cfg_.priority_preemption) make_room_for_urgent(out);
+  enforce_running_cap(out);
+  if (cfg_.priority_preemption && admission_open()) make_room_for_urgent(out);
   StepBudget budget = plan_budget();
+  interactive_left_ = interactive_step() ? cfg_.interactive_step_tokens : std::numeric_limits<int32_t>::max();
   const bool preempted = schedule_running(out, budget);
-  if (!preempted) schedule_waiting(out, budget);
+  if (!preempted && admission_open()) schedule_waiting(out, budget);
   if (out.has_work()) ++counters_.steps;
   return out;
 }
@@ -71,11 +90,78 @@ void Scheduler::make_room_for_urgent(SchedulerOutput& out) {
   const int32_t first_chunk = chunk_tokens(w.num_tokens(), cfg_.max_num_batched_tokens, cfg_.long_prefill_threshold);
   const int32_t blocks = (first_chunk + cfg_.block_size - 1) / cfg_.block_size;
   while (!running_.empty()) {
-    const bool fits = num_running_seqs() + w.num_samples <= cfg_.max_num_seqs && kv_.num_free_blocks() >= blocks;
+    const bool fits =
+        fits_slots(w.num_samples) && kv_.num_allocatable_blocks(runs_alone(w)) >= blocks + reserve_for(w);
     const size_t victim = choose_preemption_victim(running_);
     if (fits || !may_preempt_for_admission(w, *running_[victim])) return;
     preempt(victim, out);
   }
+}
+
+void Scheduler::enforce_running_cap(SchedulerOutput& out) {
+  while (running_.size() > 1 && num_running_seqs() > max_running()) preempt(choose_preemption_victim(running_), out);
+}
+
+int32_t Scheduler::max_running() const {
+  return mem_.max_running > 0 ? std::min(mem_.max_running, cfg_.max_num_seqs) : cfg_.max_num_seqs;
+}
+
+void Scheduler::set_memory_limits(const MemoryLimits& limits) {
+  DB_CHECK(limits.max_running >= 0, "the memory guard's cap must not be negative");
+  mem_ = limits;
+  kv_.set_fresh_block_allowance(limits.fresh_blocks);
+}
+
+bool Scheduler::fits_slots(int32_t num_samples) const {
+  return running_.empty() || num_running_seqs() + num_samples <= max_running();
+}
+
+bool Scheduler::runs_alone(const Request& r) const {
+  return running_.empty() || (running_.size() == 1 && running_[0] == &r);
+}
+
+int32_t Scheduler::reserve_for(const Request& r) const { return runs_alone(r) ? 0 : reserve_blocks(r.priority); }
+
+int32_t Scheduler::reserve_blocks(int priority) const {
+  const double w = cfg_.kv_watermarks[static_cast<size_t>(std::clamp(priority, 0, 2))];
+  return static_cast<int32_t>(std::ceil(w * double(kv_.pool().num_blocks() - 1)));
+}
+
+std::vector<EndedRequest> Scheduler::enforce_time_limits(double now) {
+  std::vector<EndedRequest> ended;
+  std::vector<Request*> promote;
+  for (const auto& [id, r] : requests_) {
+    if (r->id != r->group_id) continue;  // forks share their parent's deadline and never wait unadmitted
+    if (r->deadline > 0 && now >= r->deadline) {
+      ended.push_back({r->group_id, RequestStatus::FinishedTimeout,
+                       "the request's deadline of " + format_seconds(r->deadline - r->arrival_time) + " passed"});
+      continue;
+    }
+    const double limit = cfg_.max_queue_wait[static_cast<size_t>(std::clamp(r->priority, 0, 2))];
+    if (r->status != RequestStatus::Waiting || limit <= 0 || now - r->class_entry_time < limit) continue;
+    if (cfg_.reject_on_queue_timeout) {
+      ended.push_back({r->group_id, RequestStatus::FinishedQueueTimeout,
+                       "the request waited " + format_seconds(now - r->class_entry_time) +
+                           " in the queue of priority class " + std::to_string(r->priority) + " (limit " +
+                           format_seconds(limit) + ")"});
+    } else if (r->priority > 0) {
+      promote.push_back(r.get());
+    }
+  }
+  std::sort(promote.begin(), promote.end(), [](const Request* a, const Request* b) { return runs_before(*a, *b); });
+  for (Request* r : promote) {  // oldest first, so they keep their order in the class above
+    waiting_.remove(r->id);
+    --r->priority;
+    r->class_entry_time = now;
+    waiting_.push_back(r);
+    ++counters_.promotions;
+  }
+  std::sort(ended.begin(), ended.end(), [](const EndedRequest& a, const EndedRequest& b) { return a.group_id < b.group_id; });
+  for (const EndedRequest& e : ended) {
+    finish_group(e.group_id, e.status);
+    ++(e.status == RequestStatus::FinishedTimeout ? counters_.timeouts : counters_.queue_timeouts);
+  }
+  return ended;
 }
 
 StepBudget Scheduler::plan_budget() const {
@@ -92,7 +178,8 @@ StepBudget Scheduler::plan_budget() const {
   int32_t waiting_short = 0, seqs = num_running_seqs();
   bool short_waiting = false;
   waiting_.visit_in_order([&](const Request& w) {
-    if (!StepBudget::is_short(w.num_tokens(), limits_) || seqs + w.num_samples > cfg_.max_num_seqs) return false;
+    if (!StepBudget::is_short(w.num_tokens(), limits_) || (seqs > 0 && seqs + w.num_samples > max_running()))
+      return false;
     short_waiting = true;
     if (waiting_short + w.num_tokens() > room) return false;
     waiting_short += w.num_tokens();
@@ -103,17 +190,48 @@ StepBudget Scheduler::plan_budget() const {
                     running_short > 0 || short_waiting);
 }
 
+bool Scheduler::interactive_step() const {
+  if (cfg_.interactive_step_tokens <= 0) return false;
+  if (!running_.empty() && running_.front()->priority == 0) return true;
+  return !waiting_.empty() && waiting_.front()->priority == 0 && admission_open();
+}
+
+std::vector<const Request*> Scheduler::interactive_allowance() const {
+  std::vector<const Request*> lower;
+  for (const Request* r : running_)
+    if (r->priority > 0) lower.push_back(r);
+  std::stable_sort(lower.begin(), lower.end(),
+                   [](const Request* a, const Request* b) { return a->last_step < b->last_step; });
+  std::vector<const Request*> allowed;
+  int32_t tokens = 0;
+  for (const Request* r : lower) {
+    const int32_t t = std::min(r->num_uncomputed_tokens(), cfg_.interactive_step_tokens);
+    if (tokens + t > cfg_.interactive_step_tokens) break;
+    tokens += t;
+    allowed.push_back(r);
+  }
+  return allowed;
+}
+
 bool Scheduler::schedule_running(SchedulerOutput& out, StepBudget& budget) {
   const size_t preempted_before = out.preempted_ids.size();
+  const bool interactive = interactive_left_ < std::numeric_limits<int32_t>::max();
+  const std::vector<const Request*> allowed = interactive ? interactive_allowance() : std::vector<const Request*>{};
   for (size_t i = 0; i < running_.size() && budget.left() > 0;) {
     Request& r = *running_[i];
     const int32_t uncomputed = r.num_uncomputed_tokens();
     DB_CHECK(uncomputed > 0, "running sequence " + std::to_string(r.id) + " has no token to compute");
-    const int32_t n = budget.offer(uncomputed);
+    if (interactive && r.priority > 0 && std::find(allowed.begin(), allowed.end(), &r) == allowed.end()) {
+      ++i;  // sits out this interactive step
+      continue;
+    }
+    const int32_t offered = budget.offer(uncomputed);
+    const int32_t n = r.priority > 0 ? std::min(offered, interactive_left_) : offered;
     if (n == 0) {  // a long prompt behind short work that takes the rest of the budget
       ++i;
       continue;
     }
+    if (r.priority > 0 && interactive) interactive_left_ -= n;
     std::optional<AllocResult> alloc = allocate_or_preempt(r, n, i, out);
     if (!alloc) break;  // r preempted itself: it was the last running sequence
     record(r, n, std::move(*alloc), out, false, 0);
@@ -129,7 +247,9 @@ std::optional<AllocResult> Scheduler::allocate_or_preempt(Request& r, int32_t n,
   slots.tokens = r.tokens;
   slots.num_computed_tokens = r.num_computed_tokens;
   slots.num_new_tokens = n;
+  slots.reserve_blocks = reserve_for(r);
   for (;;) {
+    slots.exempt = runs_alone(r);  // preempting others may leave r alone
     std::optional<AllocResult> alloc = kv_.allocate_slots(r.id, slots);
     if (alloc) return alloc;
     const size_t victim = choose_preemption_victim(running_);
@@ -157,14 +277,17 @@ void Scheduler::schedule_waiting(SchedulerOutput& out, StepBudget& budget) {
   budget.drop_reservation();  // admission is FIFO: the reserved short prompts come first
   while (!waiting_.empty() && budget.left() > 0) {
     Request& r = *waiting_.front();
-    if (num_running_seqs() + r.num_samples > cfg_.max_num_seqs) break;
+    if (!fits_slots(r.num_samples)) break;
+    if (r.priority > 0 && interactive_left_ == 0) break;  // an interactive step has no room left for it
     const ComputedBlocks hit = kv_.get_computed_blocks(r.id, r.tokens);
     const int32_t uncomputed = r.num_tokens() - hit.num_computed_tokens;
-    const int32_t n = budget.offer(uncomputed);
+    const int32_t n = r.priority > 0 ? std::min(budget.offer(uncomputed), interactive_left_) : budget.offer(uncomputed);
     SlotRequest slots;
     slots.tokens = r.tokens;
     slots.num_new_tokens = n;
     slots.prefix_hit = &hit;
+    slots.reserve_blocks = reserve_for(r);
+    slots.exempt = runs_alone(r);
     std::optional<AllocResult> alloc = kv_.allocate_slots(r.id, slots);
     if (!alloc) break;
     waiting_.pop_front();
@@ -176,6 +299,7 @@ void Scheduler::schedule_waiting(SchedulerOutput& out, StepBudget& budget) {
     insert_running(&r);
     record(r, n, std::move(*alloc), out, first, hit.num_computed_tokens);
     budget.take(uncomputed, n);
+    if (r.priority > 0 && interactive_left_ != std::numeric_limits<int32_t>::max()) interactive_left_ -= n;
   }
 }
 
@@ -210,6 +334,7 @@ void Scheduler::record(Request& r, int32_t n, AllocResult alloc, SchedulerOutput
   }
   r.runner_knows = true;
   r.num_computed_tokens = end;
+  r.last_step = counters_.steps;
   out.total_num_scheduled_tokens += n;
 }
 
@@ -298,6 +423,13 @@ void Scheduler::finish(Request& r, RequestStatus status) {
 int32_t Scheduler::num_running_seqs() const {
   int32_t n = 0;
   for (const Request* r : running_) n += r->num_samples;
+  return n;
+}
+
+int64_t Scheduler::blocks_of_class(int priority) const {
+  int64_t n = 0;
+  for (const Request* r : running_)
+    if (r->priority == priority) n += static_cast<int64_t>(kv_.block_table(r->id).size());
   return n;
 }
 

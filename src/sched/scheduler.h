@@ -24,6 +24,23 @@
 //      sequence slots or budget).
 //   A sequence whose chunk reaches its last known token samples in that step.
 //
+// Classes under pressure (all optional, see SchedulerConfig):
+//   - watermarks: admitting or growing a class-c sequence must leave
+//     kv_watermarks[c] of the usable pool allocatable; when it cannot, the
+//     usual preemption applies (the running sequence that runs last goes).
+//     A sequence that runs (or would run) alone is exempt, so none can wait
+//     forever on a reserve; the memory cap never keeps a lone request out either.
+//   - enforce_time_limits(now): ends requests past their deadline, and requests
+//     that waited for admission past their class's max_queue_wait are promoted
+//     one class (served ahead; the wait restarts in the new class) or ended.
+//   - interactive steps: while a class-0 sequence runs or is about to be
+//     admitted, less urgent running sequences share interactive_step_tokens
+//     per step, the ones whose last step is oldest first; the rest skip it.
+//   - set_memory_limits(): the memory guard's cap on running sequences (the ones
+//     that run last are preempted down to it), admission pause (while anything
+//     runs) and its bound on new KV memory (never-used blocks; a sequence
+//     running alone may pass it, so one sequence can always progress).
+//
 // update(): appends the sampled tokens, forks n-sample parents into n
 // sequences sharing the prompt's blocks copy-on-write, applies the stop checks
 // (stop_check.h) and frees the blocks of finished sequences.
@@ -35,6 +52,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -57,6 +75,21 @@ struct RequestOutput {
   int32_t stop_token = -1;                // the stop token / EOS that ended it, else -1
 };
 
+// Limits the memory guard sets (memory/memory_guard.h).
+struct MemoryLimits {
+  int32_t max_running = 0;        // running sequences at most (0 = the configured maximum)
+  bool admission_paused = false;  // admit nothing while any sequence runs
+  int64_t fresh_blocks = -1;      // never-used KV blocks (new resident memory) allocation may take
+                                  // until the next call; -1 = no limit
+};
+
+// A request enforce_time_limits() ended.
+struct EndedRequest {
+  RequestId group_id = 0;
+  RequestStatus status = RequestStatus::FinishedTimeout;  // or FinishedQueueTimeout
+  std::string message;                                    // what happened, for the caller
+};
+
 // Monotonic counters (for metrics).
 struct SchedulerCounters {
   int64_t steps = 0;                   // schedule() calls that scheduled tokens
@@ -65,6 +98,9 @@ struct SchedulerCounters {
   int64_t cached_prompt_tokens = 0;    // prompt tokens adopted from the prefix cache at admissions
   int64_t generated_tokens = 0;        // tokens appended by update()
   int64_t preemptions = 0;             // sequences preempted
+  int64_t timeouts = 0;                // requests ended by their deadline
+  int64_t queue_timeouts = 0;          // requests ended for waiting past their class's limit
+  int64_t promotions = 0;              // requests promoted for waiting past their class's limit
 };
 
 class Scheduler {
@@ -81,6 +117,12 @@ class Scheduler {
 
   // Ends every live sequence of a group (a request and its forks). Returns their ids.
   std::vector<RequestId> finish_group(RequestId group_id, RequestStatus status);
+
+  // See "Classes under pressure" above. `now`: steady-clock seconds, the clock
+  // of RequestParams::arrival_time and deadline.
+  std::vector<EndedRequest> enforce_time_limits(double now);
+  void set_memory_limits(const MemoryLimits& limits);
+  const MemoryLimits& memory_limits() const { return mem_; }
 
   SchedulerOutput schedule();
   // `out` must be the latest schedule() result and `runner_out` its execution.
@@ -103,6 +145,10 @@ class Scheduler {
   std::vector<RequestId> waiting_ids() const { return waiting_.ids(); }
   // Ids of every live sequence.
   std::vector<RequestId> live_ids() const;
+  // KV blocks held by running sequences of one class (a block shared by forks counts per sequence).
+  int64_t blocks_of_class(int priority) const;
+  // Blocks a class-`priority` allocation must leave allocatable (its watermark).
+  int32_t reserve_blocks(int priority) const;
 
   const KVCacheManager& kv_cache() const { return kv_; }
   const SchedulerCounters& counters() const { return counters_; }
@@ -110,12 +156,28 @@ class Scheduler {
 
  private:
   void make_room_for_urgent(SchedulerOutput& out);
+  // Preempts the sequences that run last until the running ones fit the memory cap.
+  void enforce_running_cap(SchedulerOutput& out);
+  // Running sequences allowed now: the configured maximum, lowered by the memory guard.
+  int32_t max_running() const;
+  bool admission_open() const { return !(mem_.admission_paused && !running_.empty()); }
+  // Whether a sequence of num_samples may join the running ones (always, when none runs).
+  bool fits_slots(int32_t num_samples) const;
+  // Whether r runs, or would run, alone: then it is exempt from the reserve and
+  // the bound on new KV memory, so a lone sequence always progresses.
+  bool runs_alone(const Request& r) const;
+  // reserve_blocks(r.priority), or 0 when r runs alone.
+  int32_t reserve_for(const Request& r) const;
   // The step's budget: it reserves the missing tokens of the running short
   // work, then those of the short prompts admission reaches first while every
   // running long prompt keeps room for one shared chunk; it is shared when
   // any short work runs or is admissible (sequence slots) at the front.
   StepBudget plan_budget() const;
   bool schedule_running(SchedulerOutput& out, StepBudget& budget);
+  // The less urgent running sequences allowed to compute in an interactive step
+  // (empty set and false when the step is not interactive).
+  bool interactive_step() const;
+  std::vector<const Request*> interactive_allowance() const;
   void schedule_waiting(SchedulerOutput& out, StepBudget& budget);
   std::optional<AllocResult> allocate_or_preempt(Request& r, int32_t n, size_t index, SchedulerOutput& out);
   void preempt(size_t running_index, SchedulerOutput& out);
@@ -137,6 +199,8 @@ class Scheduler {
   std::vector<RequestId> finished_since_step_;                       // for the next SchedulerOutput
   uint64_t next_arrival_ = 0;
   SchedulerCounters counters_;
+  MemoryLimits mem_;
+  int32_t interactive_left_ = 0;  // this step: tokens less urgent sequences may still compute (max: no cap)
 };
 
 }  // namespace db

@@ -1,5 +1,6 @@
 // Limits and switches of the scheduler.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -17,6 +18,18 @@ struct SchedulerConfig {
   bool priority_preemption = true;        // a waiting request may preempt running ones of less urgent classes
   int64_t max_model_len = 0;              // context length: a sequence stops when it holds this many tokens
   std::vector<int32_t> eos_token_ids;     // end-of-generation tokens (unless a request ignores EOS)
+  // Per class c: the share of the usable pool that admitting or growing a class-c
+  // sequence must leave allocatable (kept for more urgent classes); in [0, 1),
+  // non-decreasing with c.
+  std::array<double, 3> kv_watermarks{0.0, 0.0, 0.0};
+  // Per class: seconds a request may wait for its first admission (0 = no limit);
+  // past it the request is promoted one class, or ended when reject_on_queue_timeout.
+  std::array<double, 3> max_queue_wait{0.0, 0.0, 0.0};
+  bool reject_on_queue_timeout = false;
+  // In a step that serves a class-0 sequence, less urgent sequences compute at
+  // most this many tokens (those that waited longest first), so the step stays
+  // short (0 = no cap).
+  int32_t interactive_step_tokens = 0;
 };
 
 }  // namespace db

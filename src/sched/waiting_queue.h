@@ -1,14 +1,20 @@
-// Admission order: one FIFO per priority class, the most urgent class first.
-// New requests join the back of their class; a preempted request goes back to
-// the front of its class, so it resumes before anything that arrived after it.
+// Admission order: the most urgent class first; within a class, tenants take
+// turns (round robin), and each tenant's requests are first come first served.
+// New requests join the back of their tenant's queue; a preempted request goes
+// back to the front of its tenant's queue and its tenant to the front of the
+// turn, so it resumes before anything that arrived after it.
 //
-//   class 0: [ a ]            front() = a, then d, e, b, c
-//   class 1: [ d e ]          push_front(x) with x.priority 1 -> class 1: [ x d e ]
-//   class 2: [ b c ]
+//   class 0: turn [A]      A: [a1]           admission: a1, then
+//   class 1: turn [B C]    B: [b1 b2] C: [c1]           b1 c1 b2 (B, C, B),
+//   class 2: turn [B]      B: [b3]                      then b3
+//
+// A tenant with a thousand queued requests thus delays one with a single
+// request by at most one admission per tenant ahead of it in the turn.
 #pragma once
 #include <cstddef>
 #include <deque>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "sched/request.h"
@@ -17,7 +23,7 @@ namespace db {
 
 class WaitingQueue {
  public:
-  void push_back(Request* r);   // a new arrival: the back of its class
+  void push_back(Request* r);   // a new arrival: the back of its tenant's queue
   void push_front(Request* r);  // a preempted request: the front of its class
   // The next request to admit; the queue must not be empty.
   Request* front() const;
@@ -29,18 +35,33 @@ class WaitingQueue {
   size_t size() const { return size_; }
   // Ids in admission order.
   std::vector<RequestId> ids() const;
-  // Calls visit(const Request&) in admission order until it returns false.
+  // Calls visit(const Request&) in admission order (as pop_front() would take
+  // them with no new arrival) until it returns false.
   template <class Visit>
   void visit_in_order(Visit&& visit) const {
-    for (const auto& [prio, q] : classes_)
-      for (const Request* r : q)
-        if (!visit(*r)) return;
+    for (const auto& [prio, c] : classes_) {
+      for (size_t round = 0;; ++round) {
+        bool any = false;
+        for (const std::string& t : c.turn) {
+          const std::deque<Request*>& q = c.by_tenant.at(t);
+          if (round >= q.size()) continue;
+          any = true;
+          if (!visit(*q[round])) return;
+        }
+        if (!any) break;
+      }
+    }
   }
   // Queued requests of one priority class.
   size_t size_of_class(int priority) const;
 
  private:
-  std::map<int, std::deque<Request*>> classes_;  // priority -> FIFO; no empty deques kept
+  struct ClassQueue {
+    std::map<std::string, std::deque<Request*>> by_tenant;  // tenant -> FIFO; no empty deques kept
+    std::deque<std::string> turn;                           // tenants with queued requests, next first
+    size_t size = 0;
+  };
+  std::map<int, ClassQueue> classes_;  // priority -> queue; no empty classes kept
   size_t size_ = 0;
 };
 

@@ -10,6 +10,7 @@
 #include "server/http_helpers.h"
 #include "server/info_handlers.h"
 #include "server/status_recording_responder.h"
+#include "util/error.h"
 
 namespace db::server {
 
@@ -28,22 +29,36 @@ http::ServerOptions http_options(const ServeConfig& c) {
   return o;
 }
 
+// --api-keys, or --api-key as its one-tenant shortcut.
+TenantRegistry make_registry(const ServeConfig& c) {
+  if (c.tenants.empty()) return TenantRegistry::single_key(c.api_key);
+  if (!c.api_key.empty()) throw Error("--api-key and --api-keys cannot be used together");
+  return TenantRegistry(c.tenants);
+}
+
 }  // namespace
 
 ServerApp::ServerApp(Engine& engine, const ModelBundle& bundle, ServeConfig config)
     : config_(std::move(config)),
+      tenants_(make_registry(config_)),
+      quotas_(tenants_),
       metrics_(config_.model_name),
       tracker_(engine),
       prepare_queue_(std::make_unique<WorkQueue>(config_.prepare_threads)),
-      ctx_{engine, bundle, config_, metrics_, tracker_, *prepare_queue_},
+      ctx_{engine, bundle, config_, metrics_, tracker_, *prepare_queue_, tenants_, quotas_},
       router_(protocol_error_body) {
   add_routes();
-  router_.set_guard([key = config_.api_key](const http::Request& req, http::Responder& res) {
-    std::optional<api::ApiError> refused = check_api_key(req, key);
-    if (refused) send_error(res, *refused);
-    return !refused;
+  router_.set_guard([tenants = &tenants_](http::Request& req, http::Responder& res) {
+    try {
+      const Tenant* tenant = authenticate(req, *tenants);
+      req.principal = tenant ? tenant->name : "";
+      return true;
+    } catch (const api::ApiError& e) {
+      send_error(res, e);
+      return false;
+    }
   });
-  batch_ = mount_batch_api(engine, bundle, config_, router_);
+  batch_ = mount_batch_api(engine, bundle, config_, quotas_, router_);
   http::ServerOptions options = http_options(config_);
   options.on_protocol_error = [m = &metrics_](int status) { m->on_http_response(status); };
   http_ = std::make_unique<http::Server>(

@@ -2,7 +2,8 @@
 // shutdown around one Engine, on the HTTP transport.
 //
 //   http::Server --> handle(): 503 while draining, HTTP metrics (transport errors too)
-//                --> Router (guard: the API key, on every route but the open /health and /metrics):
+//                --> Router (guard: the API key, on every route but the open /health and /metrics;
+//                    it names the request's tenant in Request::principal):
 //                    /v1/completions, /v1/chat/completions (generation_call.h),
 //                    /v1/models, /health, /metrics (info_handlers.h), Batch API (with a data dir)
 #pragma once
@@ -41,6 +42,8 @@ class ServerApp {
   void shutdown_with_timeout(double timeout_s);
 
   ServeConfig config_;
+  TenantRegistry tenants_;
+  TenantQuotas quotas_;
   ServerMetrics metrics_;
   RequestTracker tracker_;
   std::unique_ptr<WorkQueue> prepare_queue_;

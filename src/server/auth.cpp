@@ -1,7 +1,5 @@
 #include "server/auth.h"
 
-#include <algorithm>
-
 #include "server/http_helpers.h"
 #include "util/ascii.h"
 
@@ -9,35 +7,36 @@ namespace db::server {
 
 namespace {
 
-// Compares without an early exit, so that timing does not reveal a matching prefix.
-bool equal_constant_time(std::string_view a, std::string_view b) {
-  unsigned diff = a.size() == b.size() ? 0u : 1u;
-  const size_t n = std::max(a.size(), b.size());
-  for (size_t i = 0; i < n; ++i) {
-    const unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
-    const unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
-    diff |= static_cast<unsigned>(x ^ y);
-  }
-  return diff == 0;
+api::ApiError unauthorized(const char* message) {
+  return api::ApiError(message, "", "invalid_api_key", 401, "authentication_error");
+}
+
+// The token of `Authorization: Bearer <token>`; throws 401 when the header is missing or of another scheme.
+std::string_view bearer_token(const http::Request& req) {
+  const std::string* auth = find_header(req.headers, "authorization");
+  if (!auth) throw unauthorized("missing API key: send 'Authorization: Bearer <key>'");
+  std::string_view value = *auth;
+  if (!starts_with_nocase(value, "Bearer ")) throw unauthorized("the Authorization header must be 'Bearer <key>'");
+  value.remove_prefix(7);
+  while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+  return value;
 }
 
 }  // namespace
 
+const Tenant* authenticate(const http::Request& req, const TenantRegistry& tenants) {
+  if (tenants.open()) return nullptr;
+  const Tenant* tenant = tenants.find_by_key(bearer_token(req));
+  if (!tenant) throw unauthorized("incorrect API key provided");
+  return tenant;
+}
+
 std::optional<api::ApiError> check_api_key(const http::Request& req, const std::string& api_key) {
-  if (api_key.empty()) return std::nullopt;
-  const std::string* auth = find_header(req.headers, "authorization");
-  if (!auth)
-    return api::ApiError("missing API key: send 'Authorization: Bearer <key>'", "", "invalid_api_key", 401,
-                         "authentication_error");
-  std::string_view value = *auth;
-  if (!starts_with_nocase(value, "Bearer ")) {
-    return api::ApiError("the Authorization header must be 'Bearer <key>'", "", "invalid_api_key", 401,
-                         "authentication_error");
+  try {
+    authenticate(req, TenantRegistry::single_key(api_key));
+  } catch (const api::ApiError& e) {
+    return e;
   }
-  value.remove_prefix(7);
-  while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-  if (!equal_constant_time(value, api_key))
-    return api::ApiError("incorrect API key provided", "", "invalid_api_key", 401, "authentication_error");
   return std::nullopt;
 }
 

@@ -19,12 +19,13 @@ class BatchApi : public MountedBatchApi {
 }  // namespace
 
 std::unique_ptr<MountedBatchApi> mount_batch_api(Engine& engine, const ModelBundle& bundle, const ServeConfig& config,
-                                                 http::Router& router) {
+                                                 TenantQuotas& quotas, http::Router& router) {
   if (config.data_dir.empty()) return nullptr;
   BatchServiceOptions opts;
   opts.data_dir = config.data_dir;
   opts.model_name = config.model_name;
   opts.max_context = config.max_context;
+  opts.quotas = &quotas;
   auto api = std::make_unique<BatchApi>(engine, bundle, std::move(opts));
   api->add_routes(router);
   return api;

@@ -5,6 +5,7 @@
 
 #include "http/router.h"
 #include "server/serve_config.h"
+#include "server/tenant_quotas.h"
 
 namespace db {
 class Engine;
@@ -21,7 +22,8 @@ class MountedBatchApi {
 };
 
 // nullptr when config.data_dir is empty; otherwise the service with its routes added to `router`.
+// `quotas` (each tenant's batch queue) must outlive it.
 std::unique_ptr<MountedBatchApi> mount_batch_api(Engine& engine, const ModelBundle& bundle, const ServeConfig& config,
-                                                 http::Router& router);
+                                                 TenantQuotas& quotas, http::Router& router);
 
 }  // namespace db::server

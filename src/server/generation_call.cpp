@@ -1,8 +1,10 @@
 #include "server/generation_call.h"
 
 #include "api/request_body.h"
+#include "api/timeout_error.h"
 #include "server/admission.h"
 #include "server/http_helpers.h"
+#include "server/tenant_priority.h"
 #include "util/error.h"
 
 namespace db::server {
@@ -25,14 +27,15 @@ api::ApiRequest parse_body(const ServerContext& ctx, api::Endpoint endpoint, con
 
 void handle_generation(ServerContext& ctx, api::Endpoint endpoint, http::Request&& req,
                        std::shared_ptr<http::Responder> res) {
-  auto call = std::make_shared<GenerationCall>(ctx, endpoint, std::move(req.body), std::move(res));
+  auto call =
+      std::make_shared<GenerationCall>(ctx, endpoint, std::move(req.body), std::move(res), std::move(req.principal));
   call->hold_body_lease(std::move(req.body_lease));
   ctx.prepare_queue.post([call] { call->run(); });
 }
 
 GenerationCall::GenerationCall(ServerContext& ctx, api::Endpoint endpoint, std::string body,
-                               std::shared_ptr<http::Responder> res)
-    : ctx_(ctx), endpoint_(endpoint), body_(std::move(body)), res_(std::move(res)) {
+                               std::shared_ptr<http::Responder> res, std::string tenant)
+    : ctx_(ctx), endpoint_(endpoint), body_(std::move(body)), res_(std::move(res)), tenant_(std::move(tenant)) {
   live_ = ctx_.tracker.open(*res_);
 }
 
@@ -58,7 +61,9 @@ void GenerationCall::start() {
   body_.shrink_to_fit();
   body_lease_.reset();
   check_model(ctx_, api::common_fields(*request_).model);
+  const int priority = tenant_priority(ctx_.tenants.find_by_name(tenant_), api::common_fields(*request_));
   check_admission(ctx_, *request_);
+  quota_slot_ = ctx_.quotas.admit(tenant_);
   api::PreparedRequest prepared;
   try {
     prepared = api::prepare_request(*request_, ctx_.bundle, ctx_.config.max_context);
@@ -70,7 +75,11 @@ void GenerationCall::start() {
   meta_.id = api::new_response_id(endpoint_ == api::Endpoint::Completions ? "cmpl-" : "chatcmpl-");
   meta_.created = api::unix_time_now();
   meta_.model = ctx_.config.model_name;
-  for (const EngineRequest& part : prepared.parts) {
+  int64_t prompt_tokens = 0;
+  for (EngineRequest& part : prepared.parts) {
+    part.priority = priority;
+    part.tenant = tenant_;
+    prompt_tokens += static_cast<int64_t>(part.prompt.size());
     part_samples_.push_back(part.n);
     last_tokens_.emplace_back(static_cast<size_t>(part.n));
   }
@@ -78,6 +87,7 @@ void GenerationCall::start() {
     stream_ = std::make_unique<StreamWriter>(*request_, prepared, ctx_.bundle.tokenizer(), meta_, res_);
   else
     collected_ = std::make_unique<api::GenerationResult>(prepared);
+  ctx_.quotas.charge(tenant_, prompt_tokens);
   submit_parts(prepared);
 }
 
@@ -93,7 +103,7 @@ void GenerationCall::submit_parts(api::PreparedRequest& prepared) {
     } catch (const Error& e) {
       finished_ = true;
       ctx_.tracker.abort(*live_);
-      ctx_.tracker.close(live_);
+      close();
       send_error(*res_,
                  api::ApiError(std::string("the engine refused the request: ") + e.what(), "", "invalid_request"));
       return;
@@ -114,6 +124,7 @@ void GenerationCall::record_metrics(size_t part, const SampleOutput& out, const 
 }
 
 void GenerationCall::on_output(size_t part, const SampleOutput& out, const RequestStats& stats, bool final) {
+  if (final) ctx_.quotas.charge(tenant_, stats.generated_tokens);  // also for parts that end after an error
   std::lock_guard<std::mutex> lock(mu_);
   if (finished_) return;
   try {
@@ -130,13 +141,17 @@ void GenerationCall::on_output(size_t part, const SampleOutput& out, const Reque
     else
       send_json(*res_, 500, api::error_body(std::string("internal error: ") + e.what()));
   }
-  ctx_.tracker.close(live_);
+  close();
 }
 
 void GenerationCall::answer_collected() {
   const api::GenerationResult& r = *collected_;
   if (!r.failed()) {
     send_json(*res_, 200, api::build_response(*request_, r, ctx_.bundle.tokenizer(), meta_));
+    return;
+  }
+  if (std::optional<api::ApiError> timed_out = api::timeout_error(r, api::common_fields(*request_).timeout)) {
+    send_error(*res_, *timed_out);  // 408, or 503 with Retry-After for a queue timeout
     return;
   }
   bool aborted = false;
@@ -154,6 +169,11 @@ void GenerationCall::fail(const api::ApiError& e) {
   if (finished_) return;
   finished_ = true;
   send_error(*res_, e);
+  close();
+}
+
+void GenerationCall::close() {
+  quota_slot_.release();
   ctx_.tracker.close(live_);
 }
 

@@ -1,6 +1,7 @@
 #include "server/http_helpers.h"
 
 #include "api/stream_chunk.h"
+#include "server/quota_error.h"
 
 namespace db::server {
 
@@ -17,7 +18,10 @@ void send_json(http::Responder& res, int status, const nlohmann::ordered_json& b
 
 void send_error(http::Responder& res, const api::ApiError& e) {
   http::Headers extra;
-  if (e.status() == 429 || e.status() == 503) extra.emplace_back("Retry-After", "1");
+  if (const auto* quota = dynamic_cast<const QuotaExceeded*>(&e))
+    extra.emplace_back("Retry-After", std::to_string(quota->retry_after_s()));
+  else if (e.status() == 429 || e.status() == 503)
+    extra.emplace_back("Retry-After", "1");
   send_json(res, e.status(), api::error_body(e), std::move(extra));
 }
 

@@ -19,7 +19,8 @@ const std::string* find_header(const http::Headers& headers, std::string_view lo
 
 // 200-style JSON response.
 void send_json(http::Responder& res, int status, const nlohmann::ordered_json& body, http::Headers extra = {});
-// An OpenAI error response with e.status() and, for 429 / 503, Retry-After.
+// An OpenAI error response with e.status() and, for 429 / 503, Retry-After (a
+// QuotaExceeded's own, else 1 s).
 void send_error(http::Responder& res, const api::ApiError& e);
 
 // The OpenAI error type for an HTTP status: "invalid_request_error" (4xx), "server_error" (5xx), ...

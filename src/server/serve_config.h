@@ -3,13 +3,17 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "server/tenant_registry.h"
 
 namespace db::server {
 
 struct ServeConfig {
   std::string host = "127.0.0.1";      // address to bind
   int port = 8000;                     // 0: any free port
-  std::string api_key;                 // "" = no authentication
+  std::string api_key;                 // "" = no authentication (unless `tenants` has some)
+  std::vector<Tenant> tenants;         // --api-keys: one key per tenant (with a key, api_key must be "")
   std::string model_name;              // the model's id in requests and responses
   int64_t max_context = 0;             // the model's context length (tokens)
   int64_t max_queued_requests = 1024;  // waiting sequences (prompts x n) past which new requests get 429 (0 = no limit)

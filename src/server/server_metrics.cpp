@@ -41,6 +41,15 @@ ServerMetrics::ServerMetrics(std::string model_name)
               .labels({model_})),
       preemptions_(
           reg_.counter("deepbatch:num_preemptions_total", "Requests preempted (recompute).", kModel).labels({model_})),
+      timeouts_(reg_.counter("deepbatch:request_timeouts_total",
+                             "Requests ended because their deadline passed (finish reason timeout).", kModel)
+                    .labels({model_})),
+      queue_timeouts_(reg_.counter("deepbatch:request_queue_timeouts_total",
+                                   "Requests rejected after waiting in the queue past their class's limit.", kModel)
+                          .labels({model_})),
+      promotions_(reg_.counter("deepbatch:request_promotions_total",
+                               "Requests promoted one priority class after waiting past their class's limit.", kModel)
+                      .labels({model_})),
       running_(
           reg_.gauge("deepbatch:num_requests_running", "Sequences running (a request with n samples counts n).", kModel)
               .labels({model_})),
@@ -73,6 +82,8 @@ ServerMetrics::ServerMetrics(std::string model_name)
       queue_(reg_.histogram("deepbatch:request_queue_time_seconds", "Submit to first scheduled.",
                             request_latency_buckets(), kModel)
                  .labels({model_})),
+      pool_(model_),
+      guard_(model_),
       router_(model_) {}
 
 void ServerMetrics::on_http_response(int status) { http_requests_.labels({std::to_string(status)}).inc(); }
@@ -102,6 +113,9 @@ std::string ServerMetrics::render(const EngineStats& s) {
   prefix_queries_.raise_to(static_cast<double>(s.prompt_tokens + s.cached_prompt_tokens));
   prefix_hits_.raise_to(static_cast<double>(s.cached_prompt_tokens));
   preemptions_.raise_to(static_cast<double>(s.preemptions));
+  timeouts_.raise_to(static_cast<double>(s.timeouts));
+  queue_timeouts_.raise_to(static_cast<double>(s.queue_timeouts));
+  promotions_.raise_to(static_cast<double>(s.promotions));
   running_.set(static_cast<double>(s.running));
   waiting_.set(static_cast<double>(s.waiting));
   for (int p = 0; p < 3; ++p) {
@@ -111,7 +125,7 @@ std::string ServerMetrics::render(const EngineStats& s) {
   kv_usage_.set(s.kv_usage);
   kv_free_blocks_.set(static_cast<double>(s.free_blocks));
   kv_total_blocks_.set(static_cast<double>(s.num_blocks));
-  return reg_.render() + router_.render(s.router);
+  return reg_.render() + pool_.render(s) + guard_.render(s.memory_guard) + router_.render(s.router);
 }
 
 }  // namespace db::server

@@ -1,12 +1,16 @@
 // The server's Prometheus metrics (vLLM's names with the `deepbatch:` prefix):
 // request outcomes and latencies observed as requests finish, engine gauges and
 // totals read from Engine::stats() at scrape time, HTTP responses by status;
-// for MoE models also the router's (server/router_metrics.h). Thread-safe.
+// the KV pool's diagnostics (server/kv_pool_metrics.h) and the memory guard's
+// (server/memory_guard_metrics.h); for MoE models also the router's
+// (server/router_metrics.h). Thread-safe.
 #pragma once
 #include <string>
 
 #include "engine/engine.h"
 #include "metrics/registry.h"
+#include "server/kv_pool_metrics.h"
+#include "server/memory_guard_metrics.h"
 #include "server/router_metrics.h"
 
 namespace db::server {
@@ -32,9 +36,12 @@ class ServerMetrics {
   metrics::Family<metrics::Counter>& http_requests_;
   metrics::Family<metrics::Counter>& success_;
   metrics::Counter &prompt_tokens_, &generation_tokens_, &prefix_queries_, &prefix_hits_, &preemptions_;
+  metrics::Counter &timeouts_, &queue_timeouts_, &promotions_;
   metrics::Gauge &running_, &waiting_, &kv_usage_, &kv_free_blocks_, &kv_total_blocks_;
   metrics::Family<metrics::Gauge>&running_by_priority_, &waiting_by_priority_;  // labels: model_name, priority
   metrics::Histogram &ttft_, &itl_, &tpot_, &e2e_, &queue_;
+  KvPoolMetrics pool_;
+  MemoryGuardMetrics guard_;
   RouterMetrics router_;
 };
 

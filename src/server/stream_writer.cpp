@@ -1,6 +1,7 @@
 #include "server/stream_writer.h"
 
 #include "api/stream_chunk.h"
+#include "api/timeout_error.h"
 
 namespace db::server {
 
@@ -18,6 +19,7 @@ StreamWriter::StreamWriter(const api::ApiRequest& req, const api::PreparedReques
   else
     want_logprobs_ = std::get<api::CompletionRequest>(req).logprobs.has_value();
   include_usage_ = api::common_fields(req).stream_include_usage;
+  timeout_ = api::common_fields(req).timeout;
   for (size_t p = 0; p < prepared.parts.size(); ++p) {
     first_choice_.push_back(echo_.size());
     const std::string echo = p < prepared.echo_texts.size() ? prepared.echo_texts[p] : "";
@@ -74,6 +76,9 @@ void StreamWriter::finish_stream() {
   if (include_usage_)
     res_->write(api::sse_data(api::usage_chunk(chat_ ? api::kChatChunkObject : api::kCompletionChunkObject, meta_,
                                                api::usage_json(result_))));
+  // The 200 went out with the headers: a request ended for time says so in an error event.
+  if (std::optional<api::ApiError> timed_out = api::timeout_error(result_, timeout_))
+    res_->write(api::sse_data(api::error_body(*timed_out)));
   res_->write(std::string(api::kSseDone));
   res_->end();
   ended_ = true;

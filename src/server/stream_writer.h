@@ -1,8 +1,10 @@
 // Turns the engine outputs of one streamed API request into server-sent events
 // on its Responder: chat streams start every choice with a role chunk, then send
 // content deltas and a finish chunk; completions streams send text chunks (the echo
-// first). After the last output: the usage chunk (stream_options.include_usage) and
-// "data: [DONE]". Thread-safe.
+// first). After the last output: the usage chunk (stream_options.include_usage), an
+// error event {"error": {...}} when the engine ended the request for time (its
+// deadline, or the queue's limit: see api/timeout_error.h), and "data: [DONE]".
+// Thread-safe.
 #pragma once
 #include <memory>
 #include <mutex>
@@ -38,6 +40,7 @@ class StreamWriter {
   bool chat_;
   bool want_logprobs_;
   bool include_usage_;
+  double timeout_;                    // the request's "timeout" (0: none), named in a timeout's error event
   const Tokenizer& tok_;
   api::ResponseMeta meta_;
   std::shared_ptr<http::Responder> res_;

@@ -8,8 +8,11 @@
 
 #include "api/api_error.h"
 #include "server/batch_api/atomic_file.h"
+#include "server/batch_api/completion_window.h"
 #include "server/batch_api/input_check.h"
 #include "server/batch_api/multipart.h"
+#include "server/quota_error.h"
+#include "server/tenant_quotas.h"
 #include "util/error.h"
 
 namespace db::server {
@@ -23,7 +26,12 @@ HttpReply json_reply(const OJson& body, int status = 200) {
           body.dump(-1, ' ', false, OJson::error_handler_t::replace)};
 }
 
-HttpReply error_reply(const api::ApiError& e) { return json_reply(api::error_body(e), e.status()); }
+HttpReply error_reply(const api::ApiError& e) {
+  HttpReply reply = json_reply(api::error_body(e), e.status());
+  if (const auto* quota = dynamic_cast<const QuotaExceeded*>(&e))
+    reply.headers.emplace_back("Retry-After", std::to_string(quota->retry_after_s()));
+  return reply;
+}
 
 const std::string* find_header(const http::Request& req, const std::string& lower_name) {
   for (const auto& [name, value] : req.headers)
@@ -99,6 +107,10 @@ api::ApiError no_such_file(const std::string& id) {
   return api::ApiError("No such File object: " + id, "id", "file_not_found", 404);
 }
 
+api::ApiError no_such_batch(const std::string& id) {
+  return api::ApiError("No batch found with id '" + id + "'.", "batch_id", "batch_not_found", 404);
+}
+
 // The string field `key` of `body`; throws ApiError when missing or not a string.
 std::string required_string(const nlohmann::json& body, const char* key) {
   const auto it = body.find(key);
@@ -138,10 +150,26 @@ HttpReply BatchHandlers::guarded(const std::function<HttpReply()>& fn) {
   }
 }
 
-FileObject BatchHandlers::file_or_404(const std::string& id) const {
+FileObject BatchHandlers::file_or_404(const std::string& tenant, const std::string& id) const {
   std::optional<FileObject> f = files_.get(id);
-  if (!f) throw no_such_file(id);
+  if (!f || f->owner != tenant) throw no_such_file(id);
   return *f;
+}
+
+BatchRecord BatchHandlers::batch_or_404(const std::string& tenant, const std::string& id) const {
+  std::optional<BatchRecord> b = runner_.current(id);
+  if (!b || b->owner != tenant) throw no_such_batch(id);
+  return *b;
+}
+
+int64_t BatchHandlers::queued_batch_requests(const std::string& tenant) const {
+  int64_t queued = 0;
+  for (const BatchRecord& stored : batches_.list()) {
+    if (stored.owner != tenant || is_terminal(stored.status)) continue;
+    const BatchRecord b = runner_.current(stored.id).value_or(stored);
+    queued += std::max<int64_t>(0, b.counts.total - b.counts.completed - b.counts.failed);
+  }
+  return queued;
 }
 
 HttpReply BatchHandlers::upload_file(const http::Request& req) {
@@ -163,7 +191,7 @@ HttpReply BatchHandlers::upload_file(const http::Request& req) {
     throw api::ApiError("purpose must be 'batch' (the only purpose this server accepts), got '" + purpose->data + "'",
                         "purpose", "invalid_value");
   const std::string filename = file->filename && !file->filename->empty() ? *file->filename : "upload.jsonl";
-  return json_reply(file_json(files_.create(filename, purpose->data, file->data)));
+  return json_reply(file_json(files_.create(filename, purpose->data, file->data, "", req.principal)));
 }
 
 HttpReply BatchHandlers::list_files(const http::Request& req) {
@@ -173,17 +201,21 @@ HttpReply BatchHandlers::list_files(const http::Request& req) {
     throw api::ApiError("order must be 'asc' or 'desc', got '" + *order + "'", "order", "invalid_value");
   const std::optional<std::string> purpose = query_param(req, "purpose");
   std::vector<FileObject> files = files_.list();
-  if (purpose)
-    files.erase(std::remove_if(files.begin(), files.end(), [&](const FileObject& f) { return f.purpose != *purpose; }),
-                files.end());
+  files.erase(std::remove_if(files.begin(), files.end(),
+                             [&](const FileObject& f) {
+                               return f.owner != req.principal || (purpose && f.purpose != *purpose);
+                             }),
+              files.end());
   if (order == std::optional<std::string>("asc")) std::reverse(files.begin(), files.end());
   return json_reply(list_page(files, query_param(req, "after"), limit, file_json));
 }
 
-HttpReply BatchHandlers::get_file(const std::string& id) { return json_reply(file_json(file_or_404(id))); }
+HttpReply BatchHandlers::get_file(const std::string& tenant, const std::string& id) {
+  return json_reply(file_json(file_or_404(tenant, id)));
+}
 
-HttpReply BatchHandlers::file_content(const std::string& id) {
-  file_or_404(id);
+HttpReply BatchHandlers::file_content(const std::string& tenant, const std::string& id) {
+  file_or_404(tenant, id);
   std::string data;
   try {
     data = read_whole_file(files_.content_path(id));
@@ -193,7 +225,8 @@ HttpReply BatchHandlers::file_content(const std::string& id) {
   return {200, {{"Content-Type", "application/octet-stream"}}, std::move(data)};
 }
 
-HttpReply BatchHandlers::delete_file(const std::string& id) {
+HttpReply BatchHandlers::delete_file(const std::string& tenant, const std::string& id) {
+  file_or_404(tenant, id);
   if (!files_.remove(id)) throw no_such_file(id);
   OJson body;
   body["id"] = id;
@@ -213,9 +246,10 @@ HttpReply BatchHandlers::create_batch(const http::Request& req) {
   if (b.endpoint != "/v1/completions" && b.endpoint != "/v1/chat/completions")
     throw api::ApiError("endpoint must be '/v1/completions' or '/v1/chat/completions', got '" + b.endpoint + "'",
                         "endpoint", "invalid_value");
-  if (b.completion_window != "24h")
-    throw api::ApiError("completion_window must be '24h', got '" + b.completion_window + "'", "completion_window",
-                        "invalid_value");
+  if (!completion_window_seconds(b.completion_window))
+    throw api::ApiError("completion_window must be a whole number of seconds, minutes or hours such as '24h', "
+                        "'10m' or '30s', from 1s to 168h; got '" + b.completion_window + "'",
+                        "completion_window", "invalid_value");
   if (auto it = body.find("metadata"); it != body.end()) {
     const bool strings = it->is_object() && std::all_of(it->begin(), it->end(), [](const nlohmann::json& v) {
       return v.is_string() && v.get_ref<const std::string&>().size() <= 512;
@@ -226,12 +260,14 @@ HttpReply BatchHandlers::create_batch(const http::Request& req) {
     b.metadata = *it;
   }
   const std::optional<FileObject> input = files_.get(b.input_file_id);
-  if (!input) throw no_such_file(b.input_file_id);
+  if (!input || input->owner != req.principal) throw no_such_file(b.input_file_id);
   if (input->purpose != "batch")
     throw api::ApiError("the input file must have purpose 'batch', it has '" + input->purpose + "'",
                         "input_file_id", "invalid_value");
   const std::string input_path = files_.content_path(b.input_file_id);
   b.counts.total = static_cast<int64_t>(check_batch_input(input_path, b.endpoint));
+  if (quotas_) quotas_->check_batch_queue(req.principal, queued_batch_requests(req.principal), b.counts.total);
+  b.owner = req.principal;
   const BatchRecord created = batches_.create(std::move(b), input_path);
   runner_.enqueue(created.id);
   return json_reply(batch_json(created));
@@ -240,17 +276,20 @@ HttpReply BatchHandlers::create_batch(const http::Request& req) {
 HttpReply BatchHandlers::list_batches(const http::Request& req) {
   const int64_t limit = query_limit(req, 20, 100);
   std::vector<BatchRecord> all = batches_.list();
+  all.erase(std::remove_if(all.begin(), all.end(), [&](const BatchRecord& b) { return b.owner != req.principal; }),
+            all.end());
   for (BatchRecord& b : all)
     if (std::optional<BatchRecord> live = runner_.current(b.id)) b = *live;
   return json_reply(list_page(all, query_param(req, "after"), limit, batch_json));
 }
 
-HttpReply BatchHandlers::get_batch(const std::string& id) {
-  const std::optional<BatchRecord> b = runner_.current(id);
-  if (!b) throw api::ApiError("No batch found with id '" + id + "'.", "batch_id", "batch_not_found", 404);
-  return json_reply(batch_json(*b));
+HttpReply BatchHandlers::get_batch(const std::string& tenant, const std::string& id) {
+  return json_reply(batch_json(batch_or_404(tenant, id)));
 }
 
-HttpReply BatchHandlers::cancel_batch(const std::string& id) { return json_reply(batch_json(runner_.cancel(id))); }
+HttpReply BatchHandlers::cancel_batch(const std::string& tenant, const std::string& id) {
+  batch_or_404(tenant, id);  // an owner never changes, so the check holds for the cancel that follows
+  return json_reply(batch_json(runner_.cancel(id)));
+}
 
 }  // namespace db::server

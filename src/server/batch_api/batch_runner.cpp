@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 
 #include "api/api_error.h"
 #include "api/response.h"
@@ -107,8 +108,7 @@ void BatchRunner::loop() {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
       if (stopping_) return;
-      id = queue_.front();
-      queue_.pop_front();
+      id = next_in_queue();
       active_ = id;
       stop_job_ = false;
     }
@@ -131,6 +131,21 @@ void BatchRunner::loop() {
     }
     cv_.notify_all();
   }
+}
+
+std::string BatchRunner::next_in_queue() {
+  const int64_t now = api::unix_time_now();
+  auto pick = queue_.begin();
+  for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+    const std::optional<BatchRecord> b = batches_.get(*it);
+    if (b && expires_at(*b) <= now) {
+      pick = it;
+      break;
+    }
+  }
+  std::string id = *pick;
+  queue_.erase(pick);
+  return id;
 }
 
 void BatchRunner::process(const std::string& id) {
@@ -164,10 +179,12 @@ void BatchRunner::run_job(const std::string& id) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     const std::optional<BatchRecord> b = batches_.get(id);  // the last saved counts until the job reads its journal
+    if (b) job.deadline = std::chrono::system_clock::from_time_t(static_cast<std::time_t>(expires_at(*b)));
     counters_.total = b ? static_cast<size_t>(b->counts.total) : 0;
     counters_.completed = b ? static_cast<size_t>(b->counts.completed) : 0;
     counters_.failed = b ? static_cast<size_t>(b->counts.failed) : 0;
     counters_live_ = true;
+    job.tenant = b ? b->owner : "";
   }
   const batch::BatchSummary summary = batch::run_batch_job(engine_, bundle_, job);
   if (summary.skipped > 0)
@@ -202,15 +219,19 @@ void BatchRunner::finalize(const std::string& id, BatchStatus to) {
   const SplitJournal split = split_journal(batches_.journal_path(id));
   std::optional<std::string> output_id, error_id;
   if (split.completed > 0)
-    output_id = files_.create(id + "_output.jsonl", "batch_output", split.output, b.reserved_output_file_id).id;
+    output_id =
+        files_.create(id + "_output.jsonl", "batch_output", split.output, b.reserved_output_file_id, b.owner).id;
   if (split.failed > 0)
-    error_id = files_.create(id + "_error.jsonl", "batch_output", split.errors, b.reserved_error_file_id).id;
+    error_id = files_.create(id + "_error.jsonl", "batch_output", split.errors, b.reserved_error_file_id, b.owner).id;
+  // The journal says whether the window ended first (see the header).
+  if (to == BatchStatus::Completed && split.expired > 0) to = BatchStatus::Expired;
   std::lock_guard<std::mutex> lock(mu_);
   update(id, [&](BatchRecord& r) {
     r.output_file_id = output_id;
     r.error_file_id = error_id;
     r.counts.completed = split.completed;
     r.counts.failed = split.failed;
+    r.usage = BatchUsage{split.input_tokens, split.output_tokens};
     transition(r, to, api::unix_time_now());
   });
 }

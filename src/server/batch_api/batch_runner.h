@@ -6,6 +6,15 @@
 //   queue (FIFO) --> validating -> in_progress --run_batch_job--> finalizing --split--> completed
 //   cancel(): queued -> cancelled at once; running -> cancelling, the job stops (in-flight
 //             requests aborted, finished ones kept) --split--> cancelled
+//   expiry:   each request is submitted with the batch's expires_at as its deadline; when
+//             it passes the job submits nothing more, aborts what is in flight, keeps the
+//             records of finished requests and writes a "batch_expired" error record for
+//             every other one --split--> expired (expired_at set). A batch still queued when
+//             its window ends goes before the others, once the running batch is done;
+//             one whose window ended while the server was down expires on restart.
+//   Finalizing sets request_counts and usage from the journal; a journal with
+//   "batch_expired" records makes the batch expired rather than completed, so a
+//   restart in the middle of finalizing ends in the same state.
 //   shutdown(): the running job stops and its batch stays in_progress; start() after a
 //               restart resumes it from the journal.
 #pragma once
@@ -64,6 +73,8 @@ class BatchRunner {
 
  private:
   void loop();
+  // Takes the next batch off the queue: the first whose window has ended, else the oldest.
+  std::string next_in_queue();
   void process(const std::string& id);
   void run_job(const std::string& id);
   void finalize(const std::string& id, BatchStatus to);

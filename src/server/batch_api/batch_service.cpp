@@ -49,7 +49,7 @@ struct BatchService::Impl {
         files((fs::path(opts.data_dir) / "files").string()),
         batches((fs::path(opts.data_dir) / "batches").string()),
         runner(engine, bundle, batches, files, runner_options(opts)),
-        handlers(files, batches, runner) {}
+        handlers(files, batches, runner, opts.quotas) {}
 
   static BatchRunnerOptions runner_options(const BatchServiceOptions& opts) {
     BatchRunnerOptions r;
@@ -122,11 +122,11 @@ std::vector<BatchRoute> BatchService::routes() {
       impl->answer(std::move(res), [impl, method, held] { return (impl->handlers.*method)(*held); });
     };
   };
-  // A route whose handler needs the {id} segment.
-  auto with_id = [impl](HttpReply (BatchHandlers::*method)(const std::string&)) {
-    return [impl, method](http::Request&&, const http::PathParams& params, std::shared_ptr<http::Responder> res) {
-      impl->answer(std::move(res), [impl, method, id = path_param(params, "id")] {
-        return (impl->handlers.*method)(id);
+  // A route whose handler needs the caller's tenant and the {id} segment.
+  auto with_id = [impl](HttpReply (BatchHandlers::*method)(const std::string&, const std::string&)) {
+    return [impl, method](http::Request&& req, const http::PathParams& params, std::shared_ptr<http::Responder> res) {
+      impl->answer(std::move(res), [impl, method, tenant = std::move(req.principal), id = path_param(params, "id")] {
+        return (impl->handlers.*method)(tenant, id);
       });
     };
   };

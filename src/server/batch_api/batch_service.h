@@ -8,6 +8,8 @@
 //
 // HTTP handlers never touch the disk or the engine on the I/O thread: each request is
 // handed to the service's own worker thread, which answers through the Responder.
+// Files and batches belong to the tenant that created them (http::Request::principal):
+// to every other tenant they do not exist (404, absent from lists).
 // Everything survives a restart: on construction, batches that were running resume
 // from their journals, cancelling ones become cancelled, finalizing ones finish.
 #pragma once
@@ -25,10 +27,13 @@ class ModelBundle;
 
 namespace db::server {
 
+class TenantQuotas;
+
 struct BatchServiceOptions {
   std::string data_dir;         // where files, batch state and journals live (created when missing)
   std::string model_name;       // "model" in responses of requests that name none
   int64_t max_context = 0;      // the model's context length in tokens
+  TenantQuotas* quotas = nullptr;  // each tenant's limit on queued batch requests (nullptr: none); outlives the service
 };
 
 // One endpoint: what add_routes() hands to the router.

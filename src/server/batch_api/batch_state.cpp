@@ -1,5 +1,6 @@
 #include "server/batch_api/batch_state.h"
 
+#include "server/batch_api/completion_window.h"
 #include "util/error.h"
 
 namespace db::server {
@@ -16,7 +17,7 @@ constexpr StatusName kStatusNames[] = {
     {BatchStatus::Validating, "validating"}, {BatchStatus::InProgress, "in_progress"},
     {BatchStatus::Finalizing, "finalizing"}, {BatchStatus::Completed, "completed"},
     {BatchStatus::Failed, "failed"},         {BatchStatus::Cancelling, "cancelling"},
-    {BatchStatus::Cancelled, "cancelled"},
+    {BatchStatus::Cancelled, "cancelled"},   {BatchStatus::Expired, "expired"},
 };
 
 OJson time_or_null(int64_t t) { return t > 0 ? OJson(t) : OJson(nullptr); }
@@ -48,7 +49,8 @@ BatchStatus batch_status_from_name(const std::string& name) {
 }
 
 bool is_terminal(BatchStatus s) {
-  return s == BatchStatus::Completed || s == BatchStatus::Failed || s == BatchStatus::Cancelled;
+  return s == BatchStatus::Completed || s == BatchStatus::Failed || s == BatchStatus::Cancelled ||
+         s == BatchStatus::Expired;
 }
 
 bool can_transition(BatchStatus from, BatchStatus to) {
@@ -56,7 +58,7 @@ bool can_transition(BatchStatus from, BatchStatus to) {
   switch (from) {
     case S::Validating: return to == S::InProgress || to == S::Failed || to == S::Cancelled;
     case S::InProgress: return to == S::Finalizing || to == S::Cancelling || to == S::Failed;
-    case S::Finalizing: return to == S::Completed || to == S::Failed;
+    case S::Finalizing: return to == S::Completed || to == S::Expired || to == S::Failed;
     case S::Cancelling: return to == S::Cancelled || to == S::Failed;
     default: return false;
   }
@@ -73,9 +75,38 @@ void transition(BatchRecord& b, BatchStatus to, int64_t now) {
     case BatchStatus::Failed: b.failed_at = now; break;
     case BatchStatus::Cancelling: b.cancelling_at = now; break;
     case BatchStatus::Cancelled: b.cancelled_at = now; break;
+    case BatchStatus::Expired: b.expired_at = now; break;
     case BatchStatus::Validating: break;
   }
 }
+
+int64_t expires_at(const BatchRecord& b) {
+  return b.created_at + completion_window_seconds(b.completion_window).value_or(kDefaultCompletionWindowSeconds);
+}
+
+namespace {
+
+OJson usage_json(const std::optional<BatchUsage>& u) {
+  if (!u) return nullptr;
+  OJson j;
+  j["input_tokens"] = u->input_tokens;
+  j["input_tokens_details"] = OJson{{"cached_tokens", 0}};
+  j["output_tokens"] = u->output_tokens;
+  j["output_tokens_details"] = OJson{{"reasoning_tokens", 0}};
+  j["total_tokens"] = u->input_tokens + u->output_tokens;
+  return j;
+}
+
+std::optional<BatchUsage> usage_field(const nlohmann::json& j) {
+  const auto it = j.find("usage");
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  BatchUsage u;
+  u.input_tokens = it->at("input_tokens").get<int64_t>();
+  u.output_tokens = it->at("output_tokens").get<int64_t>();
+  return u;
+}
+
+}  // namespace
 
 OJson batch_json(const BatchRecord& b) {
   OJson j;
@@ -99,15 +130,16 @@ OJson batch_json(const BatchRecord& b) {
   j["error_file_id"] = id_or_null(b.error_file_id);
   j["created_at"] = b.created_at;
   j["in_progress_at"] = time_or_null(b.in_progress_at);
-  j["expires_at"] = b.created_at + 24 * 3600;
+  j["expires_at"] = expires_at(b);
   j["finalizing_at"] = time_or_null(b.finalizing_at);
   j["completed_at"] = time_or_null(b.completed_at);
   j["failed_at"] = time_or_null(b.failed_at);
-  j["expired_at"] = nullptr;
+  j["expired_at"] = time_or_null(b.expired_at);
   j["cancelling_at"] = time_or_null(b.cancelling_at);
   j["cancelled_at"] = time_or_null(b.cancelled_at);
   j["request_counts"] = OJson{{"total", b.counts.total}, {"completed", b.counts.completed},
                               {"failed", b.counts.failed}};
+  j["usage"] = usage_json(b.usage);
   j["metadata"] = b.metadata;
   return j;
 }
@@ -119,6 +151,7 @@ std::string batch_to_stored(const BatchRecord& b) {
   j["reserved_error_file_id"] = b.reserved_error_file_id;
   j["error_code"] = b.error_code;
   j["error_message"] = b.error_message;
+  j["owner"] = b.owner;
   return j.dump(-1, ' ', false, OJson::error_handler_t::replace);
 }
 
@@ -142,14 +175,17 @@ BatchRecord batch_from_stored(const std::string& text) {
     b.failed_at = time_field(j, "failed_at");
     b.cancelling_at = time_field(j, "cancelling_at");
     b.cancelled_at = time_field(j, "cancelled_at");
+    b.expired_at = time_field(j, "expired_at");
     const auto& c = j.at("request_counts");
     b.counts.total = c.at("total").get<int64_t>();
     b.counts.completed = c.at("completed").get<int64_t>();
     b.counts.failed = c.at("failed").get<int64_t>();
+    b.usage = usage_field(j);
     b.metadata = j.value("metadata", nlohmann::json());
     b.error_code = j.value("error_code", "");
     b.error_message = j.value("error_message", "");
     b.seq = j.at("seq").get<uint64_t>();
+    b.owner = j.value("owner", "");  // stored before tenants existed: the default tenant's
     return b;
   } catch (const nlohmann::json::exception& e) {
     throw Error(std::string("not a stored batch (") + e.what() + ")");

@@ -44,12 +44,14 @@ FileObject from_stored(const nlohmann::json& j) {
   f.filename = j.at("filename").get<std::string>();
   f.purpose = j.at("purpose").get<std::string>();
   f.seq = j.at("seq").get<uint64_t>();
+  f.owner = j.value("owner", "");
   return f;
 }
 
 std::string to_stored(const FileObject& f) {
   nlohmann::ordered_json j = file_json(f);
   j["seq"] = f.seq;
+  j["owner"] = f.owner;
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
@@ -85,7 +87,7 @@ std::string FileStore::content_path(const std::string& id) const { return (fs::p
 std::string FileStore::meta_path(const std::string& id) const { return (fs::path(dir_) / (id + ".json")).string(); }
 
 FileObject FileStore::create(const std::string& filename, const std::string& purpose, const std::string& data,
-                             std::string id) {
+                             std::string id, std::string owner) {
   if (id.empty()) id = api::new_response_id("file-");
   DB_CHECK(is_safe_id(id), "file id must be a generated id");
   FileObject f;
@@ -94,6 +96,7 @@ FileObject FileStore::create(const std::string& filename, const std::string& pur
   f.created_at = api::unix_time_now();
   f.filename = filename;
   f.purpose = purpose;
+  f.owner = std::move(owner);
   {
     std::lock_guard<std::mutex> lock(mu_);
     f.seq = next_seq_++;

@@ -1,6 +1,6 @@
 // Uploaded and generated files of the batch API, kept under one directory:
 //   <dir>/<id>.data   the bytes
-//   <dir>/<id>.json   the metadata (written atomically after the bytes)
+//   <dir>/<id>.json   the metadata (written atomically after the bytes), its owner included
 // A file exists once its metadata does; bytes without metadata (a crash during an
 // upload) are removed on load. Thread-safe.
 #pragma once
@@ -22,6 +22,7 @@ struct FileObject {
   std::string filename;    // as uploaded (or generated for batch outputs)
   std::string purpose;     // "batch" (uploads) or "batch_output" (batch results)
   uint64_t seq = 0;        // creation order within the store (ties of created_at)
+  std::string owner;       // the tenant that created it ("" = the default tenant, and files stored without one)
 };
 
 // The OpenAI file object: {"id", "object": "file", "bytes", "created_at", "filename", "purpose", "status", ...}.
@@ -32,10 +33,11 @@ class FileStore {
   // Creates `dir` when missing and loads the files in it. Throws db::Error on unreadable metadata.
   explicit FileStore(std::string dir);
 
-  // Stores `data` durably and returns its object. `id` "" makes a new one; a given id
-  // replaces any file with that id (used to make batch outputs idempotent).
+  // Stores `data` durably, owned by tenant `owner`, and returns its object. `id` ""
+  // makes a new one; a given id replaces any file with that id (used to make batch
+  // outputs idempotent).
   FileObject create(const std::string& filename, const std::string& purpose, const std::string& data,
-                    std::string id = "");
+                    std::string id = "", std::string owner = "");
   std::optional<FileObject> get(const std::string& id) const;
   // Every file, newest first (descending creation order).
   std::vector<FileObject> list() const;

@@ -111,12 +111,14 @@ def test_bench(args, model, scratch):
     report = scratch.path(m.stem(model) + "-bench.json")
     r = m.deepbatch(args, "bench", "-m", model, *m.ENGINE_ARGS, "--num-requests", "6", "--input-len", "16",
                     "--output-len", "8", "--batch-sizes", "1,4", "--output-json", report)
-    # The throughput and latency tables, then the MoE router summary (one row per run each).
-    tables, _, router = r.stdout.partition("MoE router")
+    # The throughput and latency tables, the MoE router summary, then the KV pool (one row per run each).
+    tables, _, rest = r.stdout.partition("MoE router")
+    router, _, pool = rest.partition("KV blocks")
     def run_rows(text):
         return [ln.split()[0] for ln in text.splitlines() if re.match(r"\s+\d+ mixed ", ln)]
     m.check(run_rows(tables) == ["1", "4", "1", "4"], f"tables:\n{r.stdout}")
     m.check(run_rows(router) == ["1", "4"], f"router summary:\n{r.stdout}")
+    m.check(run_rows(pool) == ["1", "4"], f"KV pool table:\n{r.stdout}")
     with open(report, encoding="utf-8") as f:
         j = json.load(f)
     m.check(j["settings"]["batch_sizes"] == [1, 4] and j["workload"]["num_requests"] == 6, f"settings {j['settings']}")

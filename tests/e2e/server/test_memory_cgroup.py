@@ -19,12 +19,11 @@ import urllib.request
 from urllib.parse import urlparse
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "common"))
-from cgroup_util import CgroupUnavailable, ChildMemoryCgroup  # noqa: E402
+from cgroup_util import ChildMemoryCgroup, skip_unless_cgroups  # noqa: E402
 from e2e_main import check, metric_value, parse_args, run_tests  # noqa: E402
 from server_fixture import start_server, stop_server  # noqa: E402
 
 MiB = 2**20
-SKIPPED = 77            # ctest's SKIP_RETURN_CODE for this test
 KV_FRACTION = 0.25      # EngineConfig::kv_cache_fraction, the share of available memory
 CALIBRATION_KV = 64 * MiB
 STRESS_LIMIT = 600 * MiB
@@ -175,14 +174,9 @@ def test_64_long_requests_under_600_mib(args):
 
 def main():
     args = parse_args()
-    try:
-        ChildMemoryCgroup.create("deepbatch_e2e_probe", STRESS_LIMIT).remove()
-    except CgroupUnavailable as e:
-        print("=" * 78)
-        print(f"SKIPPED: no real memory cgroup can be made here ({e}).")
-        print("These checks need root and a writable cgroup v1 memory hierarchy or cgroup2 memory controller.")
-        print("=" * 78)
-        return SKIPPED
+    skipped = skip_unless_cgroups(STRESS_LIMIT)
+    if skipped:
+        return skipped
     return run_tests([test_kv_pool_sized_under_the_limit, test_64_long_requests_under_600_mib], args)
 
 

@@ -30,7 +30,7 @@ class PrepareTest : public test::DefaultModelSuite<ModelBundle> {
 TEST_F(PrepareTest, CompletionDefaultsAndSampling) {
   const auto p = prep(Endpoint::Completions,
                       R"({"prompt": "The capital of France is", "temperature": 0, "stop": ["."], "n": 2,
-                          "priority": 2, "ignore_eos": true, "stop_token_ids": [2]})");
+                          "priority": 2, "ignore_eos": true, "stop_token_ids": [2], "timeout": 1.5})");
   ASSERT_EQ(p.parts.size(), 1u);
   const EngineRequest& e = p.parts[0];
   EXPECT_EQ(e.prompt, model_->encode_prompt("The capital of France is"));
@@ -41,6 +41,7 @@ TEST_F(PrepareTest, CompletionDefaultsAndSampling) {
   EXPECT_EQ(e.priority, 2);
   EXPECT_TRUE(e.ignore_eos);
   EXPECT_EQ(e.stop_token_ids, (std::vector<int32_t>{2}));
+  EXPECT_DOUBLE_EQ(e.timeout_seconds, 1.5);
   EXPECT_EQ(p.echo_texts[0], "");
 }
 

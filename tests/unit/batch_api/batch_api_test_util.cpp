@@ -19,6 +19,23 @@ void write_text(const std::string& path, const std::string& text) {
   out << text;
 }
 
+batch::BatchJobOptions completion_batch(const ScratchDir& dir, ModelBundle& bundle,
+                                        const std::vector<nlohmann::json>& bodies) {
+  std::ofstream in(dir.file("in.jsonl"));
+  for (size_t i = 0; i < bodies.size(); ++i)
+    in << nlohmann::json{{"custom_id", "r" + std::to_string(i)}, {"method", "POST"}, {"url", "/v1/completions"},
+                         {"body", bodies[i]}}
+              .dump()
+       << "\n";
+  in << R"({"custom_id": "bad", "method": "POST", "url": "/v1/completions", "body": {"max_tokens": 2}})" << "\n";
+  batch::BatchJobOptions o;
+  o.input_path = dir.file("in.jsonl");
+  o.output_path = dir.file("out.jsonl");
+  o.model_name = "m";
+  o.max_context = bundle.model().config().max_context;
+  return o;
+}
+
 void RecordingResponder::send(int status, http::Headers headers, std::string body) {
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -8,6 +8,10 @@
 #include <mutex>
 #include <string>
 
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "batch/batch_job.h"
 #include "bundle/model_bundle.h"
 #include "engine/engine.h"
 #include "http/responder.h"
@@ -19,6 +23,12 @@ namespace db::test {
 std::unique_ptr<Engine> make_engine(ModelBundle& bundle, int max_num_seqs);
 
 void write_text(const std::string& path, const std::string& text);
+
+// Writes a batch input of /v1/completions requests "r0", "r1", ... with these
+// bodies, then one line "bad" whose body has no prompt, into dir/in.jsonl, and
+// returns the options of a run_batch_job over it into dir/out.jsonl.
+batch::BatchJobOptions completion_batch(const ScratchDir& dir, ModelBundle& bundle,
+                                        const std::vector<nlohmann::json>& bodies);
 
 // Records a complete response (send) or a streamed one (begin_stream, write*, end).
 class RecordingResponder : public http::Responder {

@@ -32,19 +32,10 @@ class BatchJobControlTest : public test::DefaultModelSuite<ModelBundle> {
 
   // `n` greedy completion requests of `max_tokens` each, plus one with a bad body.
   BatchJobOptions options(int n, int max_tokens) {
-    std::ofstream in(dir_.file("in.jsonl"));
+    std::vector<json> bodies;
     for (int i = 0; i < n; ++i)
-      in << json{{"custom_id", "r" + std::to_string(i)}, {"method", "POST"}, {"url", "/v1/completions"},
-                 {"body", {{"prompt", "Number " + std::to_string(i)}, {"max_tokens", max_tokens}, {"temperature", 0}}}}
-                .dump()
-         << "\n";
-    in << R"({"custom_id": "bad", "method": "POST", "url": "/v1/completions", "body": {"max_tokens": 2}})" << "\n";
-    BatchJobOptions o;
-    o.input_path = dir_.file("in.jsonl");
-    o.output_path = dir_.file("out.jsonl");
-    o.model_name = "m";
-    o.max_context = model_->model().config().max_context;
-    return o;
+      bodies.push_back({{"prompt", "Number " + std::to_string(i)}, {"max_tokens", max_tokens}, {"temperature", 0}});
+    return test::completion_batch(dir_, *model_, bodies);
   }
 
   std::map<std::string, int> output_ids() {

@@ -214,7 +214,7 @@ TEST_F(BatchServiceTest, CreateBatchErrors) {
                          "endpoint"),
             400);
   EXPECT_EQ(error_status(create({{"input_file_id", good}, {"endpoint", "/v1/completions"},
-                                 {"completion_window", "1h"}}),
+                                 {"completion_window", "1d"}}),
                          "completion_window"),
             400);
   EXPECT_EQ(error_status(create({{"input_file_id", good}, {"endpoint", "/v1/completions"},

@@ -85,7 +85,7 @@ TEST(FileStore, CreateWithAGivenIdReplacesIt) {
 }
 
 TEST(FileStore, JsonHasTheOpenAiFields) {
-  FileObject f{"file-1", 5, 1700000000, "x.jsonl", "batch", 1};
+  FileObject f{"file-1", 5, 1700000000, "x.jsonl", "batch", 1, ""};
   const auto j = file_json(f);
   EXPECT_EQ(j["object"], "file");
   EXPECT_EQ(j["status"], "processed");

@@ -47,7 +47,9 @@ class AdmissionTest : public ::testing::Test {
   ServerMetrics metrics_{"tiny"};
   RequestTracker tracker_{engine_};
   WorkQueue queue_{1};
-  ServerContext ctx_{engine_, test_bundle(), config_, metrics_, tracker_, queue_};
+  TenantRegistry tenants_;
+  TenantQuotas quotas_{tenants_};
+  ServerContext ctx_{engine_, test_bundle(), config_, metrics_, tracker_, queue_, tenants_, quotas_};
 };
 
 TEST_F(AdmissionTest, ChoicesArePromptsTimesN) {

@@ -38,5 +38,26 @@ TEST(Auth, TheKeyCheckDoesNotLookAtThePath) {
   }
 }
 
+TEST(Auth, TheKeyNamesTheTenant) {
+  Tenant a, b;
+  a.name = "team-a";
+  a.key = "sk-a";
+  b.name = "team-b";
+  b.key = "sk-b";
+  const TenantRegistry tenants({a, b});
+  EXPECT_EQ(authenticate(request("/v1/completions", "Bearer sk-a"), tenants)->name, "team-a");
+  EXPECT_EQ(authenticate(request("/v1/completions", "Bearer sk-b"), tenants)->name, "team-b");
+  for (const char* bad : {"", "Bearer sk-c", "Bearer sk-", "Bearer sk-ab", "Basic sk-a"}) {
+    try {
+      authenticate(request("/v1/completions", bad), tenants);
+      ADD_FAILURE() << "passed: " << bad;
+    } catch (const api::ApiError& e) {
+      EXPECT_EQ(e.status(), 401) << bad;
+      EXPECT_EQ(std::string(e.what()).find("sk-"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(authenticate(request("/v1/completions"), TenantRegistry()), nullptr);  // no keys: nobody in particular
+}
+
 }  // namespace
 }  // namespace db::server

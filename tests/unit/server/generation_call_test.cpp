@@ -31,7 +31,8 @@ class GenerationCallTest : public ::testing::Test {
         metrics_("tiny"),
         tracker_(engine_),
         queue_(2),
-        ctx_{engine_, test_bundle(), config_, metrics_, tracker_, queue_} {}
+        quotas_(tenants_),
+        ctx_{engine_, test_bundle(), config_, metrics_, tracker_, queue_, tenants_, quotas_} {}
 
   static ServeConfig make_config() {
     ServeConfig c;
@@ -73,6 +74,8 @@ class GenerationCallTest : public ::testing::Test {
   ServerMetrics metrics_;
   RequestTracker tracker_;
   WorkQueue queue_;
+  TenantRegistry tenants_;
+  TenantQuotas quotas_;
   ServerContext ctx_;
 };
 
@@ -156,6 +159,17 @@ TEST_F(GenerationCallTest, ClientGoneBeforeTheAnswerAbortsToo) {
   expect_pool_free();
   EXPECT_EQ(tracker_.open_count(), 0u);
   EXPECT_EQ(res->status(), 0);
+}
+
+TEST_F(GenerationCallTest, ATimeoutThatPassesIs408) {
+  auto res = call(api::Endpoint::Completions,
+                  R"({"prompt": "Once upon a time", "max_tokens": 600, "ignore_eos": true, "timeout": 0.001})");
+  ASSERT_EQ(res->status(), 408) << res->body();
+  const auto err = error_of(*res);
+  EXPECT_EQ(err["code"], "request_timeout");
+  EXPECT_EQ(err["type"], "timeout_error");
+  EXPECT_EQ(err["param"], "timeout");
+  expect_pool_free();
 }
 
 }  // namespace

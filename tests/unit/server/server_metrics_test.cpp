@@ -61,6 +61,74 @@ TEST(ServerMetrics, ExposesEngineStatsAndObservations) {
   EXPECT_TRUE(contains(text, "# TYPE deepbatch:time_to_first_token_seconds histogram\n"));
 }
 
+TEST(ServerMetrics, ExposesPoolDiagnosticsAndSchedulingCounters) {
+  ServerMetrics m("tiny");
+  EngineStats es;
+  es.free_blocks = 40;
+  es.pool.num_usable_blocks = 99;
+  es.pool.num_free_blocks = 40;
+  es.pool.largest_free_run = 17;
+  es.pool.num_cached_blocks = 12;
+  es.resident_blocks = 70;
+  es.evicted_blocks = 9;
+  es.blocks_by_priority = {5, 30, 24};
+  es.timeouts = 3;
+  es.queue_timeouts = 2;
+  es.promotions = 6;
+  const std::string text = m.render(es);
+  const std::string ml = "{model_name=\"tiny\"}";
+  EXPECT_TRUE(contains(text, "deepbatch:kv_cache_free_blocks" + ml + " 40\n")) << text;
+  EXPECT_TRUE(contains(text, "deepbatch:kv_cache_usable_blocks" + ml + " 99\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:kv_cache_largest_free_run_blocks" + ml + " 17\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:kv_cache_cached_blocks" + ml + " 12\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:kv_cache_resident_blocks" + ml + " 70\n"));
+  EXPECT_TRUE(contains(text, "# TYPE deepbatch:kv_cache_evicted_blocks_total counter\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:kv_cache_evicted_blocks_total" + ml + " 9\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:kv_cache_blocks_by_priority{model_name=\"tiny\",priority=\"0\"} 5\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:kv_cache_blocks_by_priority{model_name=\"tiny\",priority=\"2\"} 24\n"));
+  EXPECT_TRUE(contains(text, "# TYPE deepbatch:request_timeouts_total counter\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:request_timeouts_total" + ml + " 3\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:request_queue_timeouts_total" + ml + " 2\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:request_promotions_total" + ml + " 6\n"));
+}
+
+TEST(ServerMetrics, ExposesTheMemoryGuard) {
+  ServerMetrics m("tiny");
+  EngineStats es;
+  es.memory_guard.enabled = true;
+  es.memory_guard.state = MemoryGuardState::Shrinking;
+  es.memory_guard.max_running = 16;
+  es.memory_guard.admission_paused = true;
+  es.memory_guard.kv_growth_frozen = true;
+  es.memory_guard.usage_bytes = 450 << 20;
+  es.memory_guard.limit_bytes = 500 << 20;
+  es.memory_guard.rss_bytes = 300 << 20;
+  es.memory_guard.backoffs = 2;
+  es.memory_guard.recoveries = 1;
+  std::string text = m.render(es);
+  const std::string ml = "{model_name=\"tiny\"}";
+  EXPECT_TRUE(contains(text, "deepbatch:memory_guard_enabled" + ml + " 1\n")) << text;
+  EXPECT_TRUE(contains(text, "deepbatch:memory_guard_state{model_name=\"tiny\",state=\"shrinking\"} 1\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:memory_guard_state{model_name=\"tiny\",state=\"normal\"} 0\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:memory_guard_state{model_name=\"tiny\",state=\"recovering\"} 0\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:memory_guard_max_running" + ml + " 16\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:memory_guard_admission_paused" + ml + " 1\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:memory_guard_kv_growth_frozen" + ml + " 1\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:memory_guard_usage_bytes" + ml + " " + std::to_string(450 << 20) + "\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:memory_guard_limit_bytes" + ml + " " + std::to_string(500 << 20) + "\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:memory_guard_rss_bytes" + ml + " " + std::to_string(300 << 20) + "\n"));
+  EXPECT_TRUE(contains(text, "# TYPE deepbatch:memory_guard_backoffs_total counter\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:memory_guard_backoffs_total" + ml + " 2\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:memory_guard_recoveries_total" + ml + " 1\n"));
+
+  es.memory_guard.state = MemoryGuardState::Normal;  // the state gauges follow
+  es.memory_guard.admission_paused = false;
+  text = m.render(es);
+  EXPECT_TRUE(contains(text, "deepbatch:memory_guard_state{model_name=\"tiny\",state=\"shrinking\"} 0\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:memory_guard_state{model_name=\"tiny\",state=\"normal\"} 1\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:memory_guard_admission_paused" + ml + " 0\n"));
+}
+
 TEST(ServerMetrics, EngineTotalsNeverGoBackwards) {
   ServerMetrics m("tiny");
   EngineStats es;

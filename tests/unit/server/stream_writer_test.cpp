@@ -133,5 +133,35 @@ TEST(StreamWriter, OutputsWithoutTextOrFinishSendNothing) {
   EXPECT_TRUE(s.done);
 }
 
+TEST(StreamWriter, ATimedOutRequestEndsWithAnErrorEventThenDone) {
+  Fixture f(api::Endpoint::ChatCompletions,
+            R"({"messages": [{"role": "user", "content": "hi"}], "stream": true, "timeout": 0.5,
+                "stream_options": {"include_usage": true}})");
+  f.writer->begin();
+  RequestStats st;
+  f.writer->add(0, output(0, {10}, "Hel"), st, false);
+  EXPECT_TRUE(f.writer->add(0, output(0, {}, "", FinishReason::Timeout), st, true));
+  EXPECT_EQ(f.res->status(), 200);  // the headers went out before the deadline passed
+  const auto s = parse_sse(f.res->body());
+  ASSERT_TRUE(s.done);
+  ASSERT_GE(s.chunks.size(), 2u);
+  const auto& err = s.chunks.back()["error"];
+  EXPECT_EQ(err["code"], "request_timeout");
+  EXPECT_EQ(err["type"], "timeout_error");
+  EXPECT_NE(err["message"].get<std::string>().find("0.5 s"), std::string::npos) << err;
+  EXPECT_TRUE(s.chunks[s.chunks.size() - 2].contains("usage"));  // usage still comes before the error
+}
+
+TEST(StreamWriter, AQueueTimeoutEndsWithAnErrorEvent) {
+  Fixture f(api::Endpoint::Completions, R"({"prompt": "Hello", "stream": true})");
+  f.writer->begin();
+  SampleOutput out = output(0, {}, "", FinishReason::QueueTimeout);
+  out.stop_reason = "waited too long";
+  EXPECT_TRUE(f.writer->add(0, out, RequestStats{}, true));
+  const auto s = parse_sse(f.res->body());
+  ASSERT_TRUE(s.done);
+  EXPECT_EQ(s.chunks.back()["error"]["code"], "queue_timeout");
+}
+
 }  // namespace
 }  // namespace db::server

@@ -1,4 +1,4 @@
-#include "engine/cgroup_memory.h"
+#include "memory/cgroup_memory.h"
 
 #include <algorithm>
 #include <fstream>
@@ -139,14 +139,6 @@ const Mount* best_mount(const Membership& m, const std::vector<Mount>& mounts) {
   return best;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return {};
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 std::optional<int64_t> parse_bytes(const std::string& text) {
   try {
     const long long v = std::stoll(text);
@@ -178,14 +170,28 @@ std::optional<int64_t> parse_cgroup_limit(const std::string& text) {
   return v;
 }
 
-std::optional<int64_t> cgroup_dir_headroom(const CgroupDir& dir) {
+std::string read_text_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return {};
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::optional<CgroupUsage> read_cgroup_usage(const CgroupDir& dir) {
   const bool v2 = dir.version == CgroupVersion::V2;
   const std::optional<int64_t> limit =
-      parse_cgroup_limit(read_file(dir.path + (v2 ? "/memory.max" : "/memory.limit_in_bytes")));
+      parse_cgroup_limit(read_text_file(dir.path + (v2 ? "/memory.max" : "/memory.limit_in_bytes")));
   if (!limit) return std::nullopt;
   const int64_t usage =
-      parse_bytes(read_file(dir.path + (v2 ? "/memory.current" : "/memory.usage_in_bytes"))).value_or(0);
-  return std::max<int64_t>(0, *limit - usage);
+      parse_bytes(read_text_file(dir.path + (v2 ? "/memory.current" : "/memory.usage_in_bytes"))).value_or(0);
+  return CgroupUsage{*limit, usage};
+}
+
+std::optional<int64_t> cgroup_dir_headroom(const CgroupDir& dir) {
+  const std::optional<CgroupUsage> u = read_cgroup_usage(dir);
+  if (!u) return std::nullopt;
+  return std::max<int64_t>(0, u->limit - u->usage);
 }
 
 std::optional<int64_t> cgroup_memory_headroom(const std::string& proc_cgroup, const std::string& mountinfo) {

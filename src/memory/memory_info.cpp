@@ -1,10 +1,10 @@
-#include "engine/memory_info.h"
+#include "memory/memory_info.h"
 
 #include <algorithm>
 #include <fstream>
 #include <sstream>
 
-#include "engine/cgroup_memory.h"
+#include "memory/cgroup_memory.h"
 
 namespace db {
 

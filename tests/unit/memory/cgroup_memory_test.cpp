@@ -1,6 +1,6 @@
 // cgroup v1 and v2 trees laid out in a scratch directory, described by
 // /proc/self/cgroup and /proc/self/mountinfo texts that point into it.
-#include "engine/cgroup_memory.h"
+#include "memory/cgroup_memory.h"
 
 #include <gtest/gtest.h>
 

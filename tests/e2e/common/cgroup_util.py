@@ -153,3 +153,20 @@ class ChildMemoryCgroup:
             except OSError:
                 time.sleep(0.1)
         raise RuntimeError(f"cannot remove {self.path}")
+
+
+SKIPPED = 77  # ctest's SKIP_RETURN_CODE for the tests that need a real cgroup
+
+
+def skip_unless_cgroups(limit_bytes):
+    """None when a child memory cgroup with this limit can be made here; otherwise prints why
+    and returns SKIPPED for the test's main() to exit with."""
+    try:
+        ChildMemoryCgroup.create("deepbatch_e2e_probe", limit_bytes).remove()
+        return None
+    except CgroupUnavailable as e:
+        print("=" * 78)
+        print(f"SKIPPED: no real memory cgroup can be made here ({e}).")
+        print("These checks need root and a writable cgroup v1 memory hierarchy or cgroup2 memory controller.")
+        print("=" * 78)
+        return SKIPPED

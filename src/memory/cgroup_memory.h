@@ -38,6 +38,17 @@ std::vector<CgroupDir> memory_cgroup_dirs(const std::string& proc_cgroup, const 
 // (2^62 or more), or anything unreadable.
 std::optional<int64_t> parse_cgroup_limit(const std::string& text);
 
+// The whole text of a small file (a cgroup or /proc file); "" when unreadable.
+std::string read_text_file(const std::string& path);
+
+// One directory's limit and usage in bytes (usage 0 when unreadable); nullopt
+// when it sets no limit.
+struct CgroupUsage {
+  int64_t limit = 0;
+  int64_t usage = 0;
+};
+std::optional<CgroupUsage> read_cgroup_usage(const CgroupDir& dir);
+
 // limit - usage of one directory (0 when usage exceeds the limit; usage taken as 0
 // when unreadable); nullopt when it sets no limit.
 std::optional<int64_t> cgroup_dir_headroom(const CgroupDir& dir);

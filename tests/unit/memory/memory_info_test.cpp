@@ -1,4 +1,4 @@
-#include "engine/memory_info.h"
+#include "memory/memory_info.h"
 
 #include <gtest/gtest.h>
 
