@@ -43,6 +43,11 @@ void add_engine_options(CLI::App& app, EngineOptions& o, bool with_max_num_seqs)
                  "tokens, so interactive requests see short steps (0 = no cap)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  app.add_option("--interactive-hold", o.interactive_hold,
+                 "Seconds the --interactive-step-tokens cap stays on after the last priority-0 work, so the next "
+                 "priority-0 request finds a short step in flight")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--memory-guard", o.memory_guard,
                  "Back off (fewer running sequences, admission paused, no new KV memory) before the memory "
                  "limit is reached")
@@ -94,6 +99,7 @@ EngineConfig make_engine_config(const ModelOptions& model, const EngineOptions& 
   c.max_queue_wait = parse_per_class("--max-queue-wait", engine.max_queue_wait);
   c.reject_on_queue_timeout = engine.queue_timeout_action == "reject";
   c.interactive_step_tokens = engine.interactive_step_tokens;
+  c.interactive_hold_s = engine.interactive_hold;
   c.memory_guard.enabled = engine.memory_guard == "on";
   c.memory_guard.high_water = engine.memory_guard_high;
   c.memory_guard.low_water = engine.memory_guard_low;

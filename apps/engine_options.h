@@ -21,6 +21,7 @@ struct EngineOptions {
   std::string max_queue_wait = "0,0,0";                                // per class: seconds (0 = no limit)
   std::string queue_timeout_action = "promote";                        // promote | reject
   int interactive_step_tokens = EngineConfig{}.interactive_step_tokens;  // 0 = no cap
+  double interactive_hold = EngineConfig{}.interactive_hold_s;            // seconds
   std::string memory_guard = "on";                                     // on | off
   double memory_guard_high = MemoryGuardConfig{}.high_water;           // usage / limit: back off
   double memory_guard_low = MemoryGuardConfig{}.low_water;             // usage / limit: recover

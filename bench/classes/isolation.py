@@ -2,15 +2,18 @@
 """Class isolation under load: time to first token of interactive (priority 0) chat
 requests on an idle server, and while a background batch floods it.
 
-Three phases, each on a fresh `deepbatch serve`:
-  idle        P0 probes only
-  flood       P0 probes while a batch of --flood requests runs through /v1/batches
-              (batch requests run at priority 2)
-  flood-nowm  the same with --kv-watermarks 0,0,0 (no KV kept free for P0)
+Five phases, each on a fresh `deepbatch serve`:
+  idle         P0 probes only
+  flood        P0 probes while a batch of --flood requests runs through /v1/batches
+               (batch requests run at priority 2), default settings
+  flood-nowm   the same with --kv-watermarks 0,0,0 (no KV kept free for P0)
+  flood-nocap  the same with --interactive-step-tokens 0 (P2 decodes share every step)
+  flood-off    both off
 
 A probe is a streamed chat completion with priority 0; its TTFT is the time to the
 first content chunk. Probes are sent one after another, --probe-gap seconds apart.
-Prints p50 / p99 per phase and the ratios against idle.
+Prints p50 / p99 per phase, the ratios against idle, and the tokens/s generated
+meanwhile (what the flood gets while the probes run).
 
   python3 bench/classes/isolation.py --binary build/deepbatch \
       --model models/SmolLM2-135M-Instruct.Q4_1.gguf --flood 500 --probes 40
@@ -34,7 +37,7 @@ def free_port():
 def start(args, extra, data_dir):
     port = free_port()
     cmd = [args.binary, "serve", "-m", args.model, "--port", str(port), "--data-dir", data_dir,
-           "--max-num-seqs", str(args.max_num_seqs), "--kv-cache-memory", args.kv_cache_memory] + extra
+           "--max-num-seqs", str(args.max_num_seqs), "--kv-cache-memory", args.kv_cache_memory] + args.serve_args.split() + extra
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -82,11 +85,11 @@ def start_flood(port, n, max_tokens):
     return b["id"]
 
 
-def running_sequences(port):
+def metric(port, name):
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
     c.request("GET", "/metrics")
     for line in c.getresponse().read().decode().splitlines():
-        if line.split("{")[0].split(" ")[0] == "deepbatch:num_requests_running":
+        if line.split("{")[0].split(" ")[0] == name:
             return float(line.split()[-1])
     return 0.0
 
@@ -124,14 +127,17 @@ def phase(args, label, extra, flood):
             if flood:
                 start_flood(port, args.flood, args.flood_tokens)
                 deadline = time.monotonic() + 60
-                while running_sequences(port) < args.max_num_seqs / 2 and time.monotonic() < deadline:
+                while metric(port, "deepbatch:num_requests_running") < args.max_num_seqs / 2 and \
+                        time.monotonic() < deadline:
                     time.sleep(0.2)
             ttfts = []
             model = model_id(port)
+            tokens0, t0 = metric(port, "deepbatch:generation_tokens_total"), time.monotonic()
             for i in range(args.probes):
                 ttfts.append(probe(port, i, model))
                 time.sleep(args.probe_gap)
-            return {"label": label, "p50": percentile(ttfts, 50), "p99": percentile(ttfts, 99)}
+            rate = (metric(port, "deepbatch:generation_tokens_total") - tokens0) / (time.monotonic() - t0)
+            return {"label": label, "p50": percentile(ttfts, 50), "p99": percentile(ttfts, 99), "rate": rate}
         finally:
             proc.terminate()
             proc.wait(timeout=60)
@@ -147,14 +153,17 @@ def main():
     ap.add_argument("--probe-gap", type=float, default=0.25)
     ap.add_argument("--max-num-seqs", type=int, default=64)
     ap.add_argument("--kv-cache-memory", default="256M")
+    ap.add_argument("--serve-args", default="", help="more `deepbatch serve` options for every phase")
+    ap.add_argument("--phases", default="idle,flood,flood-nowm,flood-nocap,flood-off")
     args = ap.parse_args()
-    rows = [phase(args, "idle", [], False),
-            phase(args, "flood", [], True),
-            phase(args, "flood-nowm", ["--kv-watermarks", "0,0,0"], True)]
+    phases = {"idle": ([], False), "flood": ([], True), "flood-nowm": (["--kv-watermarks", "0,0,0"], True),
+              "flood-nocap": (["--interactive-step-tokens", "0"], True),
+              "flood-off": (["--kv-watermarks", "0,0,0", "--interactive-step-tokens", "0"], True)}
+    rows = [phase(args, name, *phases[name]) for name in args.phases.split(",")]
     idle = rows[0]
     for r in rows:
-        print(f"{r['label']:>11}: TTFT p50 {r['p50'] * 1000:7.1f} ms, p99 {r['p99'] * 1000:7.1f} ms"
-              f"  (p99 / idle {r['p99'] / idle['p99']:.2f}x)")
+        print(f"{r['label']:>12}: TTFT p50 {r['p50'] * 1000:7.1f} ms, p99 {r['p99'] * 1000:7.1f} ms"
+              f"  (p99 / idle {r['p99'] / idle['p99']:.2f}x), {r['rate']:7.0f} generated tok/s")
 
 
 if __name__ == "__main__":

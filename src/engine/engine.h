@@ -58,6 +58,7 @@ struct EngineConfig {
   // In a step that serves an interactive (class 0) sequence, less urgent ones
   // compute at most this many tokens, so interactive steps stay short (0 = no cap).
   int interactive_step_tokens = 16;
+  double interactive_hold_s = 1.0;       // ... and for this long after the last interactive work
   MemoryGuardConfig memory_guard;        // the OOM precursor (memory/memory_guard.h)
 };
 

@@ -87,6 +87,7 @@ EngineCore::EngineCore(Model& model, const Tokenizer& tokenizer, const EngineCon
   sc.max_queue_wait = cfg.max_queue_wait;
   sc.reject_on_queue_timeout = cfg.reject_on_queue_timeout;
   sc.interactive_step_tokens = cfg.interactive_step_tokens;
+  sc.interactive_hold_s = cfg.interactive_hold_s;
 
   limits_.vocab = mc.vocab;
   limits_.max_context = mc.max_context;

@@ -128,6 +128,7 @@ int32_t Scheduler::reserve_blocks(int priority) const {
 }
 
 std::vector<EndedRequest> Scheduler::enforce_time_limits(double now) {
+  now_ = now;
   std::vector<EndedRequest> ended;
   std::vector<Request*> promote;
   for (const auto& [id, r] : requests_) {
@@ -190,10 +191,12 @@ StepBudget Scheduler::plan_budget() const {
                     running_short > 0 || short_waiting);
 }
 
-bool Scheduler::interactive_step() const {
+bool Scheduler::interactive_step() {
   if (cfg_.interactive_step_tokens <= 0) return false;
-  if (!running_.empty() && running_.front()->priority == 0) return true;
-  return !waiting_.empty() && waiting_.front()->priority == 0 && admission_open();
+  const bool urgent_work = (!running_.empty() && running_.front()->priority == 0) ||
+                           (!waiting_.empty() && waiting_.front()->priority == 0 && admission_open());
+  if (urgent_work) interactive_until_ = now_ + cfg_.interactive_hold_s;
+  return urgent_work || now_ < interactive_until_;
 }
 
 std::vector<const Request*> Scheduler::interactive_allowance() const {

@@ -34,8 +34,9 @@
 //     that waited for admission past their class's max_queue_wait are promoted
 //     one class (served ahead; the wait restarts in the new class) or ended.
 //   - interactive steps: while a class-0 sequence runs or is about to be
-//     admitted, less urgent running sequences share interactive_step_tokens
-//     per step, the ones whose last step is oldest first; the rest skip it.
+//     admitted, and for interactive_hold_s after, less urgent running sequences
+//     share interactive_step_tokens per step, the ones whose last step is
+//     oldest first; the rest skip it.
 //   - set_memory_limits(): the memory guard's cap on running sequences (the ones
 //     that run last are preempted down to it), admission pause (while anything
 //     runs) and its bound on new KV memory (never-used blocks; a sequence
@@ -176,7 +177,7 @@ class Scheduler {
   bool schedule_running(SchedulerOutput& out, StepBudget& budget);
   // The less urgent running sequences allowed to compute in an interactive step
   // (empty set and false when the step is not interactive).
-  bool interactive_step() const;
+  bool interactive_step();
   std::vector<const Request*> interactive_allowance() const;
   void schedule_waiting(SchedulerOutput& out, StepBudget& budget);
   std::optional<AllocResult> allocate_or_preempt(Request& r, int32_t n, size_t index, SchedulerOutput& out);
@@ -201,6 +202,8 @@ class Scheduler {
   SchedulerCounters counters_;
   MemoryLimits mem_;
   int32_t interactive_left_ = 0;  // this step: tokens less urgent sequences may still compute (max: no cap)
+  double now_ = 0;                // the latest enforce_time_limits() time
+  double interactive_until_ = -1; // steps stay interactive until this time (see interactive_hold_s)
 };
 
 }  // namespace db

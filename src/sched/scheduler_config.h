@@ -30,6 +30,10 @@ struct SchedulerConfig {
   // most this many tokens (those that waited longest first), so the step stays
   // short (0 = no cap).
   int32_t interactive_step_tokens = 0;
+  // ... and for this long (seconds on enforce_time_limits' clock) after the last
+  // step with class-0 work, so that a class-0 request arriving meanwhile finds a
+  // short step in flight rather than a full one.
+  double interactive_hold_s = 0;
 };
 
 }  // namespace db

@@ -276,5 +276,27 @@ TEST(SchedulerClasses, InteractiveStepsCapLessUrgentTokensAndRotateThem) {
   for (RequestId id = 1; id <= 4; ++id) EXPECT_TRUE(scheduled(o, id));
 }
 
+TEST(SchedulerClasses, InteractiveStepsLastTheHoldAfterTheLastUrgentWork) {
+  SchedulerConfig c = tiny_config(/*max_seqs=*/8, 64, 60);
+  c.interactive_step_tokens = 2;
+  c.interactive_hold_s = 1.0;
+  Scheduler s(c);
+  for (RequestId id = 1; id <= 4; ++id) s.add_request(timed(id, 3, /*priority=*/2, 0));
+  s.add_request(timed(9, 3, /*priority=*/0, 0));
+  s.enforce_time_limits(10.0);
+  step(s);
+  s.finish_requests(Ids{9}, RequestStatus::FinishedAborted);
+  const auto lower_scheduled = [&](double now) {
+    s.enforce_time_limits(now);
+    SchedulerOutput o = s.schedule();
+    int n = 0;
+    for (RequestId id = 1; id <= 4; ++id) n += scheduled(o, id);
+    s.update(o, fake_run(s, o));
+    return n;
+  };
+  EXPECT_EQ(lower_scheduled(10.5), 2);  // within the hold: still capped
+  EXPECT_EQ(lower_scheduled(11.1), 4);  // past it: everyone runs
+}
+
 }  // namespace
 }  // namespace db::test
