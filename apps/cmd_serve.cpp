@@ -25,6 +25,7 @@ struct ServeOptions {
   server::ServeConfig serve;
   bool no_batch_api = false;  // --no-batch-api: leave /v1/files and /v1/batches unmounted
   std::string api_keys_file;  // --api-keys: the tenants (server/tenant_registry.h), read before the model loads
+  std::string metrics_names = "deepbatch";  // --metrics-names: server::MetricNaming by name
 };
 
 std::string default_model_name(const std::string& model_path) {
@@ -38,6 +39,7 @@ std::string default_model_name(const std::string& model_path) {
 int run_serve(ServeOptions o) {
   server::block_shutdown_signals();  // before any thread starts
   if (!o.api_keys_file.empty()) o.serve.tenants = server::load_tenants_file(o.api_keys_file);
+  o.serve.metric_naming = *server::parse_metric_naming(o.metrics_names);  // checked by the option
   const EngineConfig cfg = make_engine_config(o.model, o.engine);
   auto bundle = ModelBundle::open(o.model.model, o.model.threads);
   if (o.serve.model_name.empty()) o.serve.model_name = default_model_name(o.model.model);
@@ -103,6 +105,11 @@ void add_serve_options(CLI::App& cmd, ServeOptions& o) {
   cmd.add_option("--shutdown-timeout", s.shutdown_timeout_s,
                  "Seconds in-flight requests may take after SIGTERM before they are aborted")
       ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd.add_option("--metrics-names", o.metrics_names,
+                 "Names on /metrics: deepbatch (deepbatch:*), vllm (vLLM's vllm:* names where vLLM has the "
+                 "measurement, deepbatch:* for the rest) or both")
+      ->check(CLI::IsMember({"deepbatch", "vllm", "both"}))
       ->capture_default_str();
 }
 

@@ -1,5 +1,6 @@
 #include "metrics/registry.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -58,18 +59,22 @@ std::string escape_label_value(const std::string& v) {
   return out;
 }
 
-FamilyBase::FamilyBase(std::string name, std::string help, const char* type, std::vector<std::string> label_names)
-    : name_(std::move(name)), help_(std::move(help)), type_(type), label_names_(std::move(label_names)) {
-  if (!valid_name(name_, true)) throw Error("invalid metric name '" + name_ + "'");
+FamilyBase::FamilyBase(Names names, std::string help, const char* type, std::vector<std::string> label_names)
+    : names_(std::move(names.list)), help_(std::move(help)), type_(type), label_names_(std::move(label_names)) {
+  if (names_.empty()) throw Error("a metric needs a name");
+  for (const std::string& name : names_)
+    if (!valid_name(name, true)) throw Error("invalid metric name '" + name + "'");
   for (const std::string& l : label_names_)
     if (!valid_name(l, false) || l == "le" || l.rfind("__", 0) == 0)
-      throw Error("invalid label name '" + l + "' for metric " + name_);
+      throw Error("invalid label name '" + l + "' for metric " + names_.front());
 }
 
 void FamilyBase::render(std::string& out) const {
-  out += "# HELP " + name_ + " " + escape_help(help_) + "\n";
-  out += "# TYPE " + name_ + " " + type_ + "\n";
-  render_samples(out);
+  for (const std::string& name : names_) {
+    out += "# HELP " + name + " " + escape_help(help_) + "\n";
+    out += "# TYPE " + name + " " + type_ + "\n";
+    render_samples(out, name);
+  }
 }
 
 std::string FamilyBase::label_text(const std::vector<std::string>& values, const std::string& extra) const {
@@ -84,61 +89,66 @@ std::string FamilyBase::label_text(const std::vector<std::string>& values, const
 
 void FamilyBase::check_arity(const std::vector<std::string>& values) const {
   if (values.size() != label_names_.size())
-    throw Error("metric " + name_ + " takes " + std::to_string(label_names_.size()) + " label values, got " +
+    throw Error("metric " + names_.front() + " takes " + std::to_string(label_names_.size()) + " label values, got " +
                 std::to_string(values.size()));
 }
 
 template <class M>
-void ValueFamily<M>::render_samples(std::string& out) const {
+void ValueFamily<M>::render_samples(std::string& out, const std::string& name) const {
   std::lock_guard<std::mutex> lock(this->mu_);
   for (const auto& [values, child] : this->children_)
-    out += this->name_ + this->label_text(values) + " " + format_value(child->value()) + "\n";
+    out += name + this->label_text(values) + " " + format_value(child->value()) + "\n";
 }
 
 template class ValueFamily<Counter>;
 template class ValueFamily<Gauge>;
 
-HistogramFamily::HistogramFamily(std::string name, std::string help, std::vector<double> bounds,
+HistogramFamily::HistogramFamily(Names names, std::string help, std::vector<double> bounds,
                                  std::vector<std::string> label_names)
-    : Family<Histogram>(std::move(name), std::move(help), "histogram", std::move(label_names)),
+    : Family<Histogram>(std::move(names), std::move(help), "histogram", std::move(label_names)),
       bounds_(std::move(bounds)) {
   Histogram check(bounds_);  // validates the bounds once, here
 }
 
-void HistogramFamily::render_samples(std::string& out) const {
+void HistogramFamily::render_samples(std::string& out, const std::string& name) const {
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& [values, child] : children_) {
     const Histogram::Snapshot s = child->snapshot();
     for (size_t i = 0; i < s.cumulative.size(); ++i) {
       const std::string le = i < bounds_.size() ? format_value(bounds_[i]) : "+Inf";
-      out += name_ + "_bucket" + label_text(values, "le=\"" + le + "\"") + " " + std::to_string(s.cumulative[i]) + "\n";
+      out += name + "_bucket" + label_text(values, "le=\"" + le + "\"") + " " + std::to_string(s.cumulative[i]) + "\n";
     }
-    out += name_ + "_sum" + label_text(values) + " " + format_value(s.sum) + "\n";
-    out += name_ + "_count" + label_text(values) + " " + std::to_string(s.count) + "\n";
+    out += name + "_sum" + label_text(values) + " " + format_value(s.sum) + "\n";
+    out += name + "_count" + label_text(values) + " " + std::to_string(s.count) + "\n";
   }
 }
 
 template <class F>
 F& Registry::add(std::unique_ptr<F> family) {
   std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& f : families_)
-    if (f->name() == family->name()) throw Error("metric " + family->name() + " is registered twice");
+  std::vector<std::string> taken;
+  for (const auto& f : families_) taken.insert(taken.end(), f->names().begin(), f->names().end());
+  for (const std::string& name : family->names()) {
+    if (std::find(taken.begin(), taken.end(), name) != taken.end())
+      throw Error("metric " + name + " is registered twice");
+    taken.push_back(name);
+  }
   F& ref = *family;
   families_.push_back(std::move(family));
   return ref;
 }
 
-Family<Counter>& Registry::counter(const std::string& name, const std::string& help, std::vector<std::string> labels) {
-  return add(std::make_unique<ValueFamily<Counter>>(name, help, "counter", std::move(labels)));
+Family<Counter>& Registry::counter(Names names, const std::string& help, std::vector<std::string> labels) {
+  return add(std::make_unique<ValueFamily<Counter>>(std::move(names), help, "counter", std::move(labels)));
 }
 
-Family<Gauge>& Registry::gauge(const std::string& name, const std::string& help, std::vector<std::string> labels) {
-  return add(std::make_unique<ValueFamily<Gauge>>(name, help, "gauge", std::move(labels)));
+Family<Gauge>& Registry::gauge(Names names, const std::string& help, std::vector<std::string> labels) {
+  return add(std::make_unique<ValueFamily<Gauge>>(std::move(names), help, "gauge", std::move(labels)));
 }
 
-HistogramFamily& Registry::histogram(const std::string& name, const std::string& help, std::vector<double> bounds,
+HistogramFamily& Registry::histogram(Names names, const std::string& help, std::vector<double> bounds,
                                      std::vector<std::string> labels) {
-  return add(std::make_unique<HistogramFamily>(name, help, std::move(bounds), std::move(labels)));
+  return add(std::make_unique<HistogramFamily>(std::move(names), help, std::move(bounds), std::move(labels)));
 }
 
 std::string Registry::render() const {

@@ -18,23 +18,35 @@
 
 namespace db::metrics {
 
+// The names one family is exported under: usually one; several when the same
+// measurement is published under more than one naming convention (each name gets
+// its own HELP, TYPE and samples, all of the same values). Converts from a name.
+struct Names {
+  Names(const char* name) : list{name} {}            // NOLINT(google-explicit-constructor)
+  Names(std::string name) : list{std::move(name)} {}  // NOLINT(google-explicit-constructor)
+  Names(std::vector<std::string> names) : list(std::move(names)) {}  // NOLINT(google-explicit-constructor)
+  std::vector<std::string> list;
+};
+
 // Shared part of every family: identity and rendering.
 class FamilyBase {
  public:
-  FamilyBase(std::string name, std::string help, const char* type, std::vector<std::string> label_names);
+  // Throws db::Error for no name, an invalid name or label name.
+  FamilyBase(Names names, std::string help, const char* type, std::vector<std::string> label_names);
   virtual ~FamilyBase() = default;
-  const std::string& name() const { return name_; }
-  // Appends "# HELP", "# TYPE" and one line per sample to `out`.
+  const std::vector<std::string>& names() const { return names_; }
+  // Appends, for each name, "# HELP", "# TYPE" and one line per sample to `out`.
   void render(std::string& out) const;
 
  protected:
-  // Appends the sample lines of the child with label values `values`.
-  virtual void render_samples(std::string& out) const = 0;
+  // Appends the sample lines of every child under the name `name`.
+  virtual void render_samples(std::string& out, const std::string& name) const = 0;
   // `{a="x",b="y"}` for this family's label names and `values`, plus `extra` (e.g. le="0.5"); "" when empty.
   std::string label_text(const std::vector<std::string>& values, const std::string& extra = "") const;
   void check_arity(const std::vector<std::string>& values) const;
 
-  std::string name_, help_;
+  std::vector<std::string> names_;
+  std::string help_;
   const char* type_;
   std::vector<std::string> label_names_;
 };
@@ -67,25 +79,25 @@ class ValueFamily final : public Family<M> {
 
  private:
   std::unique_ptr<M> make_child() const override { return std::make_unique<M>(); }
-  void render_samples(std::string& out) const override;
+  void render_samples(std::string& out, const std::string& name) const override;
 };
 
 class HistogramFamily : public Family<Histogram> {
  public:
-  HistogramFamily(std::string name, std::string help, std::vector<double> bounds, std::vector<std::string> label_names);
+  HistogramFamily(Names names, std::string help, std::vector<double> bounds, std::vector<std::string> label_names);
 
  private:
   std::unique_ptr<Histogram> make_child() const override { return std::make_unique<Histogram>(bounds_); }
-  void render_samples(std::string& out) const override;
+  void render_samples(std::string& out, const std::string& name) const override;
   std::vector<double> bounds_;
 };
 
 class Registry {
  public:
-  // Registering a name twice throws db::Error.
-  Family<Counter>& counter(const std::string& name, const std::string& help, std::vector<std::string> labels = {});
-  Family<Gauge>& gauge(const std::string& name, const std::string& help, std::vector<std::string> labels = {});
-  HistogramFamily& histogram(const std::string& name, const std::string& help, std::vector<double> bounds,
+  // Registering a name twice (in one family or two) throws db::Error.
+  Family<Counter>& counter(Names names, const std::string& help, std::vector<std::string> labels = {});
+  Family<Gauge>& gauge(Names names, const std::string& help, std::vector<std::string> labels = {});
+  HistogramFamily& histogram(Names names, const std::string& help, std::vector<double> bounds,
                              std::vector<std::string> labels = {});
   // The exposition text (format 0.0.4) of every family, in registration order.
   std::string render() const;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "server/metric_names.h"
 #include "server/tenant_registry.h"
 
 namespace db::server {
@@ -25,6 +26,7 @@ struct ServeConfig {
   double header_timeout_s = 10;        // a request head must arrive within this (else 408)
   std::string data_dir;                // Batch API state ("" = no Batch API)
   double shutdown_timeout_s = 30;      // on SIGTERM: how long in-flight requests may take before they are aborted
+  MetricNaming metric_naming = MetricNaming::Deepbatch;  // --metrics-names: which names /metrics uses
 };
 
 }  // namespace db::server

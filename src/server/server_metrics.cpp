@@ -21,67 +21,98 @@ std::vector<double> request_latency_buckets() {
           30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0};
 }
 
+// Powers of ten times 1, 2 and 5 up to a million tokens (vLLM's convention for token counts).
+std::vector<double> token_count_buckets() {
+  std::vector<double> out;
+  for (double decade = 1; decade <= 1e6; decade *= 10)
+    for (double m : {1.0, 2.0, 5.0})
+      if (m * decade <= 1e6) out.push_back(m * decade);
+  return out;
+}
+
 }  // namespace
 
-ServerMetrics::ServerMetrics(std::string model_name)
+metrics::Names ServerMetrics::names(const std::string& deepbatch_name) const {
+  return exported_names(deepbatch_name, naming_);
+}
+
+ServerMetrics::ServerMetrics(std::string model_name, MetricNaming naming)
     : model_(std::move(model_name)),
-      http_requests_(reg_.counter("deepbatch:http_requests_total", "HTTP responses by status code.", {"code"})),
-      success_(reg_.counter("deepbatch:request_success_total", "Finished samples by finish reason.",
+      naming_(naming),
+      http_requests_(reg_.counter(names("deepbatch:http_requests_total"), "HTTP responses by status code.", {"code"})),
+      success_(reg_.counter(names("deepbatch:request_success_total"), "Finished samples by finish reason.",
                             {"model_name", "finished_reason"})),
       prompt_tokens_(
-          reg_.counter("deepbatch:prompt_tokens_total", "Prompt tokens computed (prefix-cache hits excluded).", kModel)
+          reg_.counter(names("deepbatch:prompt_tokens_total"),
+                       "Prompt tokens computed (prefix-cache hits excluded).", kModel)
               .labels({model_})),
       generation_tokens_(
-          reg_.counter("deepbatch:generation_tokens_total", "Tokens generated.", kModel).labels({model_})),
-      prefix_queries_(reg_.counter("deepbatch:prefix_cache_queries_total",
+          reg_.counter(names("deepbatch:generation_tokens_total"), "Tokens generated.", kModel).labels({model_})),
+      prefix_queries_(reg_.counter(names("deepbatch:prefix_cache_queries_total"),
                                    "Prompt tokens looked up in the prefix cache (computed + hit).", kModel)
                           .labels({model_})),
       prefix_hits_(
-          reg_.counter("deepbatch:prefix_cache_hits_total", "Prompt tokens served by the prefix cache.", kModel)
+          reg_.counter(names("deepbatch:prefix_cache_hits_total"), "Prompt tokens served by the prefix cache.", kModel)
               .labels({model_})),
       preemptions_(
-          reg_.counter("deepbatch:num_preemptions_total", "Requests preempted (recompute).", kModel).labels({model_})),
-      timeouts_(reg_.counter("deepbatch:request_timeouts_total",
+          reg_.counter(names("deepbatch:num_preemptions_total"),
+                       "Requests preempted (recompute).", kModel).labels({model_})),
+      timeouts_(reg_.counter(names("deepbatch:request_timeouts_total"),
                              "Requests ended because their deadline passed (finish reason timeout).", kModel)
                     .labels({model_})),
-      queue_timeouts_(reg_.counter("deepbatch:request_queue_timeouts_total",
+      queue_timeouts_(reg_.counter(names("deepbatch:request_queue_timeouts_total"),
                                    "Requests rejected after waiting in the queue past their class's limit.", kModel)
                           .labels({model_})),
-      promotions_(reg_.counter("deepbatch:request_promotions_total",
+      promotions_(reg_.counter(names("deepbatch:request_promotions_total"),
                                "Requests promoted one priority class after waiting past their class's limit.", kModel)
                       .labels({model_})),
       running_(
-          reg_.gauge("deepbatch:num_requests_running", "Sequences running (a request with n samples counts n).", kModel)
+          reg_.gauge(names("deepbatch:num_requests_running"),
+                     "Sequences running (a request with n samples counts n).", kModel)
               .labels({model_})),
       waiting_(
-          reg_.gauge("deepbatch:num_requests_waiting", "Sequences waiting to be scheduled.", kModel).labels({model_})),
-      running_by_priority_(reg_.gauge("deepbatch:num_requests_running_by_priority",
+          reg_.gauge(names("deepbatch:num_requests_waiting"),
+                     "Sequences waiting to be scheduled.", kModel).labels({model_})),
+      running_by_priority_(reg_.gauge(names("deepbatch:num_requests_running_by_priority"),
                                       "Sequences running, by priority class (0 interactive, 1 normal, 2 background).",
                                       {"model_name", "priority"})),
-      waiting_by_priority_(reg_.gauge("deepbatch:num_requests_waiting_by_priority",
+      waiting_by_priority_(reg_.gauge(names("deepbatch:num_requests_waiting_by_priority"),
                                       "Sequences waiting, by priority class (0 interactive, 1 normal, 2 background).",
                                       {"model_name", "priority"})),
-      kv_usage_(reg_.gauge("deepbatch:kv_cache_usage_perc", "Fraction of KV cache blocks in use (0 to 1).", kModel)
+      kv_usage_(reg_.gauge(names("deepbatch:kv_cache_usage_perc"),
+                           "Fraction of KV cache blocks in use (0 to 1).", kModel)
                     .labels({model_})),
-      kv_free_blocks_(reg_.gauge("deepbatch:kv_cache_free_blocks", "Free KV cache blocks.", kModel).labels({model_})),
+      kv_free_blocks_(reg_.gauge(names("deepbatch:kv_cache_free_blocks"),
+                                 "Free KV cache blocks.", kModel).labels({model_})),
       kv_total_blocks_(
-          reg_.gauge("deepbatch:kv_cache_total_blocks", "KV cache blocks in the pool (null block included).", kModel)
+          reg_.gauge(names("deepbatch:kv_cache_total_blocks"),
+                     "KV cache blocks in the pool (null block included).", kModel)
               .labels({model_})),
-      ttft_(reg_.histogram("deepbatch:time_to_first_token_seconds", "Submit to first token.", ttft_buckets(), kModel)
+      ttft_(reg_.histogram(names("deepbatch:time_to_first_token_seconds"),
+                           "Submit to first token.", ttft_buckets(), kModel)
                 .labels({model_})),
-      itl_(reg_.histogram("deepbatch:inter_token_latency_seconds", "Time between consecutive output tokens.",
+      itl_(reg_.histogram(names("deepbatch:inter_token_latency_seconds"), "Time between consecutive output tokens.",
                           token_latency_buckets(), kModel)
                .labels({model_})),
-      tpot_(reg_.histogram("deepbatch:time_per_output_token_seconds",
+      tpot_(reg_.histogram(names("deepbatch:time_per_output_token_seconds"),
                            "Per request: (end-to-end - first token) / (generated tokens - 1).", token_latency_buckets(),
                            kModel)
                 .labels({model_})),
-      e2e_(reg_.histogram("deepbatch:e2e_request_latency_seconds", "Submit to finish.", request_latency_buckets(),
+      e2e_(reg_.histogram(names("deepbatch:e2e_request_latency_seconds"),
+                          "Submit to finish.", request_latency_buckets(),
                           kModel)
                .labels({model_})),
-      queue_(reg_.histogram("deepbatch:request_queue_time_seconds", "Submit to first scheduled.",
+      queue_(reg_.histogram(names("deepbatch:request_queue_time_seconds"), "Submit to first scheduled.",
                             request_latency_buckets(), kModel)
                  .labels({model_})),
+      request_prompt_tokens_(reg_.histogram(names("deepbatch:request_prompt_tokens"),
+                                            "Per request: prompt tokens (prefix-cache hits included).",
+                                            token_count_buckets(), kModel)
+                                 .labels({model_})),
+      request_generation_tokens_(reg_.histogram(names("deepbatch:request_generation_tokens"),
+                                                "Per request: tokens generated over all its samples.",
+                                                token_count_buckets(), kModel)
+                                     .labels({model_})),
       pool_(model_),
       guard_(model_),
       router_(model_) {}
@@ -96,6 +127,8 @@ void ServerMetrics::on_sample_finished(FinishReason reason) {
 void ServerMetrics::on_request_finished(const RequestStats& s, int samples) {
   queue_.observe(s.queue_seconds);
   e2e_.observe(s.e2e_seconds);
+  request_prompt_tokens_.observe(s.prompt_tokens);
+  request_generation_tokens_.observe(s.generated_tokens);
   if (s.generated_tokens > 0) ttft_.observe(s.ttft_seconds);
   const double per_sample = static_cast<double>(s.generated_tokens) / std::max(1, samples);
   if (per_sample > 1) tpot_.observe((s.e2e_seconds - s.ttft_seconds) / (per_sample - 1));

@@ -1,4 +1,6 @@
-// The server's Prometheus metrics (vLLM's names with the `deepbatch:` prefix):
+// The server's Prometheus metrics (vLLM's names with the `deepbatch:` prefix, and
+// with --metrics-names also or only under vLLM's own names, see
+// server/metric_names.h):
 // request outcomes and latencies observed as requests finish, engine gauges and
 // totals read from Engine::stats() at scrape time, HTTP responses by status;
 // the KV pool's diagnostics (server/kv_pool_metrics.h) and the memory guard's
@@ -11,19 +13,21 @@
 #include "metrics/registry.h"
 #include "server/kv_pool_metrics.h"
 #include "server/memory_guard_metrics.h"
+#include "server/metric_names.h"
 #include "server/router_metrics.h"
 
 namespace db::server {
 
 class ServerMetrics {
  public:
-  explicit ServerMetrics(std::string model_name);
+  explicit ServerMetrics(std::string model_name, MetricNaming naming = MetricNaming::Deepbatch);
 
   // One HTTP response started with `status`.
   void on_http_response(int status);
   // One sample (choice) finished with `reason`.
   void on_sample_finished(FinishReason reason);
-  // One engine request's final output (`samples` = its n): queue time, TTFT, end-to-end latency, time per output token.
+  // One engine request's final output (`samples` = its n): queue time, TTFT, end-to-end latency, time per output
+  // token, prompt and generated tokens.
   void on_request_finished(const RequestStats& stats, int samples);
   // `tokens` new tokens of one sample arrived `seconds` after its previous ones.
   void on_tokens(double seconds, size_t tokens);
@@ -31,15 +35,20 @@ class ServerMetrics {
   std::string render(const EngineStats& s);
 
  private:
+  // The names of the measurement `deepbatch_name` under naming_.
+  metrics::Names names(const std::string& deepbatch_name) const;
+
   std::string model_;
+  MetricNaming naming_;
   metrics::Registry reg_;
   metrics::Family<metrics::Counter>& http_requests_;
   metrics::Family<metrics::Counter>& success_;
   metrics::Counter &prompt_tokens_, &generation_tokens_, &prefix_queries_, &prefix_hits_, &preemptions_;
   metrics::Counter &timeouts_, &queue_timeouts_, &promotions_;
-  metrics::Gauge &running_, &waiting_, &kv_usage_, &kv_free_blocks_, &kv_total_blocks_;
+  metrics::Gauge &running_, &waiting_;
   metrics::Family<metrics::Gauge>&running_by_priority_, &waiting_by_priority_;  // labels: model_name, priority
-  metrics::Histogram &ttft_, &itl_, &tpot_, &e2e_, &queue_;
+  metrics::Gauge &kv_usage_, &kv_free_blocks_, &kv_total_blocks_;
+  metrics::Histogram &ttft_, &itl_, &tpot_, &e2e_, &queue_, &request_prompt_tokens_, &request_generation_tokens_;
   KvPoolMetrics pool_;
   MemoryGuardMetrics guard_;
   RouterMetrics router_;

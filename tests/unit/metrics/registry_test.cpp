@@ -79,6 +79,21 @@ TEST(Registry, RejectsBadNamesDuplicatesAndArity) {
   EXPECT_THROW(f.labels({"only one"}), Error);
 }
 
+TEST(Registry, FamilyWithSeveralNamesRendersEachWithTheSameValues) {
+  Registry reg;
+  auto& h = reg.histogram(std::vector<std::string>{"a:lat", "b:lat"}, "Latency", {1}, {"m"});
+  h.labels({"x"}).observe(0.5);
+  const std::string text = reg.render();
+  for (const std::string name : {"a:lat", "b:lat"}) {
+    EXPECT_NE(text.find("# TYPE " + name + " histogram\n"), std::string::npos) << text;
+    EXPECT_NE(text.find(name + "_bucket{m=\"x\",le=\"1\"} 1\n"), std::string::npos) << text;
+    EXPECT_NE(text.find(name + "_count{m=\"x\"} 1\n"), std::string::npos) << text;
+  }
+  EXPECT_THROW(reg.counter(std::vector<std::string>{}, "x"), Error);
+  EXPECT_THROW(reg.counter(std::vector<std::string>{"c:n", "c:n"}, "x"), Error);  // twice in one family
+  EXPECT_THROW(reg.gauge(std::vector<std::string>{"fresh", "b:lat"}, "x"), Error);  // another family's name
+}
+
 TEST(Counter, IgnoresNegativeIncrementsAndRaiseToNeverLowers) {
   Counter c;
   c.inc(5);
