@@ -113,7 +113,13 @@ struct Engine::Impl {
           }
         } else if (core.has_unfinished()) {
           core.enforce_limits(events);
-          if (core.has_unfinished()) core.step(events);
+          if (core.has_unfinished()) {
+            const StepRecord rec = core.step(events);
+            if (rec.tokens > 0) {
+              std::lock_guard<std::mutex> lock(observer_mu);
+              if (step_observer) step_observer(rec);
+            }
+          }
         }
       } catch (const std::exception& ex) {
         fail_all(std::string("engine step failed: ") + ex.what(), events);
@@ -157,6 +163,9 @@ struct Engine::Impl {
   int64_t pending_groups = 0;       // requests whose final output has not returned yet
   EngineStats stats;                // the scheduler's counts as of the last step
   std::array<int64_t, 3> unpublished_adds{};  // submitted requests not yet in `stats`, per priority class
+
+  std::mutex observer_mu;  // guards step_observer (not `mu`: the observer may read stats())
+  StepObserver step_observer;
 
   std::thread step_thread, output_thread;
 };
@@ -242,6 +251,11 @@ EngineStats Engine::stats() const {
 }
 
 const EngineConfig& Engine::config() const { return impl_->cfg; }
+
+void Engine::set_step_observer(StepObserver observer) {
+  std::lock_guard<std::mutex> lock(impl_->observer_mu);
+  impl_->step_observer = std::move(observer);
+}
 
 const std::string& Engine::kv_cache_summary() const { return impl_->core.kv_summary(); }  // immutable after start
 

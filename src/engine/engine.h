@@ -110,6 +110,9 @@ class Engine {
   // counted as waiting. Copying a MoE model's router counts allocates.
   EngineStats stats() const;
   const EngineConfig& config() const;
+  // Installs (or, with an empty function, removes) the step observer; once this
+  // returns, a removed observer is no longer called.
+  void set_step_observer(StepObserver observer);
   // One line on the KV pool: layout, dtype, bytes per token, tokens per GiB, blocks.
   const std::string& kv_cache_summary() const;
 

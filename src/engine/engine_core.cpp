@@ -137,7 +137,8 @@ void EngineCore::enforce_limits(std::vector<OutputEvent>& events) {
   for (const std::string& m : guard_.take_events()) std::fprintf(stderr, "memory guard: %s\n", m.c_str());
 }
 
-void EngineCore::step(std::vector<OutputEvent>& events) {
+StepRecord EngineCore::step(std::vector<OutputEvent>& events) {
+  const EngineClock::time_point started = EngineClock::now();
   SchedulerOutput so = sched_->schedule();
   const EngineClock::time_point scheduled_at = EngineClock::now();
   for (const ScheduledRequest& r : so.scheduled_new) {
@@ -153,14 +154,14 @@ void EngineCore::step(std::vector<OutputEvent>& events) {
     DB_CHECK(sched_->num_running() > 0 || sched_->num_waiting() == 0 || !so.preempted_ids.empty(),
              "no waiting request can be admitted into an empty engine");
     runner_->execute(so);  // lets the runner forget finished sequences
-    return;
+    return {};
   }
   ModelRunnerOutput ro;
   try {
     ro = runner_->execute(so);
   } catch (const std::exception& ex) {
     fail_step(so, ex.what(), events);
-    return;
+    return {};
   }
   const std::vector<RequestOutput> outs = sched_->update(so, ro);
   const EngineClock::time_point done_at = EngineClock::now();
@@ -175,6 +176,11 @@ void EngineCore::step(std::vector<OutputEvent>& events) {
     e.stop_token = o.stop_token;
     events.push_back(std::move(e));
   }
+  StepRecord rec;
+  rec.seconds = std::chrono::duration<double>(done_at - started).count();
+  rec.tokens = so.total_num_scheduled_tokens;
+  rec.sequences = static_cast<int32_t>(so.scheduled_running.size() + so.scheduled_new.size());
+  return rec;
 }
 
 void EngineCore::fail_step(const SchedulerOutput& so, const std::string& error, std::vector<OutputEvent>& events) {

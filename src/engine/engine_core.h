@@ -46,8 +46,9 @@ class EngineCore {
   // guard's decision (a new reading at most every poll interval; its messages
   // go to stderr).
   void enforce_limits(std::vector<OutputEvent>& events);
-  // Runs one step and appends its events (Scheduled, Tokens, Failed).
-  void step(std::vector<OutputEvent>& events);
+  // Runs one step and appends its events (Scheduled, Tokens, Failed). Returns
+  // the step's record; tokens == 0 when it computed nothing.
+  StepRecord step(std::vector<OutputEvent>& events);
 
   EngineStats stats() const {
     EngineStats s;

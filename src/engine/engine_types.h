@@ -63,6 +63,16 @@ struct RequestStats {
   double e2e_seconds = 0;           // submit -> finished
 };
 
+// One model step, for metrics.
+struct StepRecord {
+  double seconds = 0;      // schedule -> execute -> update
+  int32_t tokens = 0;      // tokens computed (prompt chunks and decodes)
+  int32_t sequences = 0;   // sequences that computed tokens
+};
+// Called on the engine's step thread after each step that computed tokens; must be
+// quick and must not call into the engine.
+using StepObserver = std::function<void(const StepRecord&)>;
+
 // Called on an engine-owned thread (never the step thread is required to wait on it
 // for long); must not block. `final` is true exactly once, after the last sample finished.
 using OutputCallback = std::function<void(RequestId, const SampleOutput&, const RequestStats&, bool final)>;

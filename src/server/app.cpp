@@ -59,6 +59,7 @@ ServerApp::ServerApp(Engine& engine, const ModelBundle& bundle, ServeConfig conf
     }
   });
   batch_ = mount_batch_api(engine, bundle, config_, quotas_, router_);
+  engine.set_step_observer([m = &metrics_](const StepRecord& step) { m->on_step(step); });
   http::ServerOptions options = http_options(config_);
   options.on_protocol_error = [m = &metrics_](int status) { m->on_http_response(status); };
   http_ = std::make_unique<http::Server>(
@@ -66,7 +67,10 @@ ServerApp::ServerApp(Engine& engine, const ModelBundle& bundle, ServeConfig conf
       [this](http::Request&& req, std::shared_ptr<http::Responder> res) { handle(std::move(req), std::move(res)); });
 }
 
-ServerApp::~ServerApp() { shutdown_with_timeout(0); }
+ServerApp::~ServerApp() {
+  shutdown_with_timeout(0);
+  ctx_.engine.set_step_observer({});  // the engine outlives the metrics
+}
 
 int ServerApp::port() const { return http_->port(); }
 

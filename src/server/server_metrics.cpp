@@ -21,6 +21,16 @@ std::vector<double> request_latency_buckets() {
           30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0};
 }
 
+std::vector<double> step_time_buckets() {
+  return {0.001, 0.0025, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1.0, 2.5, 5.0, 10.0};
+}
+// Powers of two up to 8192 (tokens or sequences in one step).
+std::vector<double> step_size_buckets() {
+  std::vector<double> out;
+  for (double b = 1; b <= 8192; b *= 2) out.push_back(b);
+  return out;
+}
+
 // Powers of ten times 1, 2 and 5 up to a million tokens (vLLM's convention for token counts).
 std::vector<double> token_count_buckets() {
   std::vector<double> out;
@@ -113,9 +123,24 @@ ServerMetrics::ServerMetrics(std::string model_name, MetricNaming naming)
                                                 "Per request: tokens generated over all its samples.",
                                                 token_count_buckets(), kModel)
                                      .labels({model_})),
+      step_seconds_(reg_.histogram(names("deepbatch:step_duration_seconds"),
+                                   "Per engine step: schedule, model forward and update.", step_time_buckets(), kModel)
+                        .labels({model_})),
+      step_tokens_(reg_.histogram(names("deepbatch:iteration_tokens_total"), "Per engine step: tokens computed.",
+                                  step_size_buckets(), kModel)
+                       .labels({model_})),
+      step_sequences_(reg_.histogram(names("deepbatch:step_sequences"), "Per engine step: sequences computed.",
+                                     step_size_buckets(), kModel)
+                          .labels({model_})),
       pool_(model_),
       guard_(model_),
       router_(model_) {}
+
+void ServerMetrics::on_step(const StepRecord& step) {
+  step_seconds_.observe(step.seconds);
+  step_tokens_.observe(step.tokens);
+  step_sequences_.observe(step.sequences);
+}
 
 void ServerMetrics::on_http_response(int status) { http_requests_.labels({std::to_string(status)}).inc(); }
 

@@ -31,6 +31,8 @@ class ServerMetrics {
   void on_request_finished(const RequestStats& stats, int samples);
   // `tokens` new tokens of one sample arrived `seconds` after its previous ones.
   void on_tokens(double seconds, size_t tokens);
+  // One engine step: its duration, tokens and sequences (Engine::set_step_observer).
+  void on_step(const StepRecord& step);
   // Refreshes the engine gauges and totals from `s`, then renders every metric.
   std::string render(const EngineStats& s);
 
@@ -49,6 +51,7 @@ class ServerMetrics {
   metrics::Family<metrics::Gauge>&running_by_priority_, &waiting_by_priority_;  // labels: model_name, priority
   metrics::Gauge &kv_usage_, &kv_free_blocks_, &kv_total_blocks_;
   metrics::Histogram &ttft_, &itl_, &tpot_, &e2e_, &queue_, &request_prompt_tokens_, &request_generation_tokens_;
+  metrics::Histogram &step_seconds_, &step_tokens_, &step_sequences_;
   KvPoolMetrics pool_;
   MemoryGuardMetrics guard_;
   RouterMetrics router_;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <mutex>
 #include <thread>
 
 #include "engine_test_util.h"
@@ -103,6 +104,38 @@ TEST(EngineClasses, PoolDiagnosticsReachTheStats) {
   EXPECT_GT(s.resident_blocks, 0);
   EXPECT_EQ(s.pool.num_resident_blocks, s.resident_blocks);
   for (int p = 0; p < 3; ++p) EXPECT_EQ(s.blocks_by_priority[p], 0);
+}
+
+TEST(EngineClasses, StepObserverSeesEveryStepUntilRemoved) {
+  ASSERT_NE(default_bundle(), nullptr);
+  Engine engine(*default_bundle(), class_config(4));
+  std::mutex mu;
+  int64_t steps = 0, tokens = 0, sequences = 0;
+  engine.set_step_observer([&](const StepRecord& r) {
+    std::lock_guard<std::mutex> lock(mu);
+    ++steps;
+    tokens += r.tokens;
+    sequences += r.sequences;
+    EXPECT_GT(r.seconds, 0);
+  });
+  Collector c;
+  for (int i = 0; i < 3; ++i)
+    engine.submit(greedy_request(default_bundle()->encode_prompt("Ships and harbours " + std::to_string(i)), 6),
+                  c.callback());
+  engine.wait_idle();
+  const EngineStats s = engine.stats();
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    EXPECT_EQ(steps, s.steps);
+    // Every prompt token computed, plus one decode per generated token after each request's first.
+    EXPECT_EQ(tokens, s.prompt_tokens + s.generated_tokens - 3);
+    EXPECT_GE(sequences, steps);
+  }
+  engine.set_step_observer({});
+  engine.submit(greedy_request(default_bundle()->encode_prompt("One more"), 3), c.callback());
+  engine.wait_idle();
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_EQ(steps, s.steps);  // removed: not called again
 }
 
 }  // namespace

@@ -61,6 +61,21 @@ TEST(ServerMetrics, ExposesEngineStatsAndObservations) {
   EXPECT_TRUE(contains(text, "# TYPE deepbatch:time_to_first_token_seconds histogram\n"));
 }
 
+TEST(ServerMetrics, ExposesStepTimeAndSize) {
+  ServerMetrics m("tiny", MetricNaming::Both);
+  m.on_step({0.03, 70, 5});
+  m.on_step({0.002, 1, 1});
+  const std::string text = m.render(EngineStats{});
+  const std::string ml = "{model_name=\"tiny\"";
+  EXPECT_NE(text.find("deepbatch:step_duration_seconds_count" + ml + "} 2"), std::string::npos) << text;
+  EXPECT_NE(text.find("deepbatch:step_duration_seconds_bucket" + ml + ",le=\"0.0025\"} 1"), std::string::npos);
+  EXPECT_NE(text.find("deepbatch:iteration_tokens_total_sum" + ml + "} 71"), std::string::npos);
+  EXPECT_NE(text.find("deepbatch:iteration_tokens_total_bucket" + ml + ",le=\"64\"} 1"), std::string::npos);
+  EXPECT_NE(text.find("deepbatch:iteration_tokens_total_bucket" + ml + ",le=\"128\"} 2"), std::string::npos);
+  EXPECT_NE(text.find("deepbatch:step_sequences_sum" + ml + "} 6"), std::string::npos);
+  EXPECT_NE(text.find("vllm:iteration_tokens_total_sum" + ml + "} 71"), std::string::npos);
+}
+
 TEST(ServerMetrics, ExposesPoolDiagnosticsAndSchedulingCounters) {
   ServerMetrics m("tiny");
   EngineStats es;
