@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "util/percentile.h"
+
 namespace db::bench {
 
 struct LatencySummary {
@@ -12,9 +14,8 @@ struct LatencySummary {
   double min = 0, max = 0;
 };
 
-// The q-th percentile (q in [0, 100]) of `sorted` (ascending, non-empty), interpolated
-// linearly between closest ranks: rank = q/100 * (n-1) (numpy's default "linear" method).
-double percentile(const std::vector<double>& sorted, double q);
+// Percentiles are util/percentile.h's (numpy's default "linear" method).
+using db::percentile;
 
 // Summary of `samples` in any order.
 LatencySummary summarize(std::vector<double> samples);

@@ -200,11 +200,15 @@ bool Scheduler::interactive_step() {
 }
 
 std::vector<const Request*> Scheduler::interactive_allowance() const {
-  std::vector<const Request*> lower;
+  // Decodes first, the one that waited longest first (so none starves while the
+  // cap lasts); then prompt chunks in service order (first come first served, so
+  // prompts finish, and fill prefix-cache blocks, one after another).
+  std::vector<const Request*> lower, prompts;
   for (const Request* r : running_)
-    if (r->priority > 0) lower.push_back(r);
+    if (r->priority > 0) (r->num_uncomputed_tokens() == 1 ? lower : prompts).push_back(r);
   std::stable_sort(lower.begin(), lower.end(),
                    [](const Request* a, const Request* b) { return a->last_step < b->last_step; });
+  lower.insert(lower.end(), prompts.begin(), prompts.end());
   std::vector<const Request*> allowed;
   int32_t tokens = 0;
   for (const Request* r : lower) {

@@ -35,8 +35,8 @@
 //     one class (served ahead; the wait restarts in the new class) or ended.
 //   - interactive steps: while a class-0 sequence runs or is about to be
 //     admitted, and for interactive_hold_s after, less urgent running sequences
-//     share interactive_step_tokens per step, the ones whose last step is
-//     oldest first; the rest skip it.
+//     share interactive_step_tokens per step: decodes first, those whose last
+//     step is oldest first, then prompt chunks in service order; the rest skip it.
 //   - set_memory_limits(): the memory guard's cap on running sequences (the ones
 //     that run last are preempted down to it), admission pause (while anything
 //     runs) and its bound on new KV memory (never-used blocks; a sequence

@@ -55,6 +55,11 @@ void expect_batch_matches_alone(ModelBundle& bundle, EngineConfig cfg, const Inv
   cfg.max_num_batched_tokens = c.budget;
   cfg.long_prefill_threshold = c.threshold;
   cfg.enable_prefix_caching = c.prefix_caching;
+  // The prefix-cache case must see hits: interactive steps (the default while
+  // priority-0 requests run and a second after) admit the other classes' prompts
+  // in small chunks side by side, so repeats of a prompt arrive before its blocks
+  // are full; the preemption case keeps them on.
+  if (c.prefix_caching) cfg.interactive_step_tokens = 0;
   cfg.kv_cache_memory =
       kv_bytes_for_blocks(bundle, cfg, c.kv_blocks ? c.kv_blocks : 1 + samples * 512 / cfg.block_size);
   EngineStats stats;
