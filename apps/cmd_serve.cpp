@@ -9,11 +9,13 @@
 #include "commands.h"
 #include "engine/engine.h"
 #include "engine_options.h"
+#include "memory/read_bandwidth.h"
 #include "server/app.h"
 #include "server/data_dir.h"
 #include "server/shutdown_signal.h"
 #include "server/tenant_registry.h"
 #include "util/error.h"
+#include "util/thread_pool.h"
 
 namespace db::cli {
 
@@ -26,6 +28,7 @@ struct ServeOptions {
   bool no_batch_api = false;  // --no-batch-api: leave /v1/files and /v1/batches unmounted
   std::string api_keys_file;  // --api-keys: the tenants (server/tenant_registry.h), read before the model loads
   std::string metrics_names = "deepbatch";  // --metrics-names: server::MetricNaming by name
+  double memory_bandwidth_gbs = 0;  // --memory-bandwidth: GB/s for the roofline gauge (0 = measure at start)
 };
 
 std::string default_model_name(const std::string& model_path) {
@@ -46,8 +49,19 @@ int run_serve(ServeOptions o) {
   o.serve.max_context = bundle->model().config().max_context;
   if (o.no_batch_api) o.serve.data_dir.clear();
   else if (o.serve.data_dir.empty()) o.serve.data_dir = server::default_data_dir();
+  if (o.memory_bandwidth_gbs > 0) {
+    o.serve.machine_read_bandwidth = o.memory_bandwidth_gbs * 1e9;
+  } else {  // before the engine's threads start, so they do not disturb it
+    ThreadPool pool(cfg.threads);
+    o.serve.machine_read_bandwidth = measure_read_bandwidth(pool);
+    std::fprintf(stderr, "deepbatch serve: memory read bandwidth %.1f GB/s (%d threads)\n",
+                 o.serve.machine_read_bandwidth / 1e9, cfg.threads);
+  }
   Engine engine(*bundle, cfg);
   std::fprintf(stderr, "deepbatch serve: %s\n", engine.kv_cache_summary().c_str());
+  if (cfg.sla.enabled())
+    std::fprintf(stderr, "deepbatch serve: SLA controller on (tpot p99 %.3f s, ttft p99 %.3f s; 0 = none)\n",
+                 cfg.sla.tpot_p99_s, cfg.sla.ttft_p99_s);
   server::ServerApp app(engine, *bundle, o.serve);
   app.start();
   if (!o.serve.data_dir.empty())
@@ -94,6 +108,11 @@ void add_serve_options(CLI::App& cmd, ServeOptions& o) {
                  "Directory for the Batch API's files and batches (default: $XDG_DATA_HOME/deepbatch, "
                  "~/.local/share/deepbatch, or ./deepbatch-data)");
   cmd.add_flag("--no-batch-api", o.no_batch_api, "Serve no Batch API (/v1/files, /v1/batches)");
+  cmd.add_option("--memory-bandwidth", o.memory_bandwidth_gbs,
+                 "The machine's memory read bandwidth in GB/s, the roofline gauge's reference (0 = measure at "
+                 "start-up, about a second)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd.add_option("--max-choices-per-request", s.max_choices_per_request,
                  "Completions (prompts x n) one request may ask for (larger: 400; 0 = no limit)")
       ->check(CLI::NonNegativeNumber)

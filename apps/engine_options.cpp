@@ -62,6 +62,17 @@ void add_engine_options(CLI::App& app, EngineOptions& o, bool with_max_num_seqs)
   app.add_option("--memory-limit", o.memory_limit,
                  "Memory guard: the limit to keep under, e.g. 8G (default: the process's cgroup limit)")
       ->transform(CLI::AsSizeValue(false));
+  app.add_option("--sla-tpot-p99", o.sla_tpot_p99,
+                 "Adaptive batch control: the p99 time per output token to hold, in seconds (e.g. 0.1). With a "
+                 "target set, the step token budget (up to --max-num-batched-tokens) and the running cap (up to "
+                 "--max-num-seqs) are tuned online toward the highest throughput that meets it (0 = off)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--sla-ttft-p99", o.sla_ttft_p99,
+                 "Adaptive batch control: the p99 time to first token to hold, in seconds (0 = no target)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--sla-window", o.sla_window, "Adaptive batch control: seconds per control window")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
 }
 
 std::array<double, 3> parse_per_class(const std::string& option, const std::string& text) {
@@ -104,6 +115,8 @@ EngineConfig make_engine_config(const ModelOptions& model, const EngineOptions& 
   c.memory_guard.high_water = engine.memory_guard_high;
   c.memory_guard.low_water = engine.memory_guard_low;
   c.memory_guard.limit_bytes = engine.memory_limit;
+  c.sla = {engine.sla_tpot_p99, engine.sla_ttft_p99};
+  c.sla_window_s = engine.sla_window;
   return c;
 }
 

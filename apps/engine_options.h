@@ -26,6 +26,8 @@ struct EngineOptions {
   double memory_guard_high = MemoryGuardConfig{}.high_water;           // usage / limit: back off
   double memory_guard_low = MemoryGuardConfig{}.low_water;             // usage / limit: recover
   int64_t memory_limit = 0;                                            // bytes; 0 = the cgroup's
+  double sla_tpot_p99 = 0, sla_ttft_p99 = 0;                           // seconds; 0 = no target
+  double sla_window = EngineConfig{}.sla_window_s;                     // seconds
 };
 
 // "a,b,c" -> three non-negative numbers, one per priority class; throws

@@ -13,11 +13,13 @@ APT_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev libboost-dev curl
   python3 python3-pip
   clang lld libclang-rt-14-dev llvm  # the fuzz targets (libFuzzer, sanitizer runtimes, symbolized stacks)
+  prometheus  # the end-to-end test that scrapes a running server and runs the dashboard's queries
 )
 # Python packages for the end-to-end tests: the official OpenAI client drives the server;
-# gguf (with numpy) writes the random-weight deepseek2 models of tests/e2e/deepseek.
+# gguf (with numpy) writes the random-weight deepseek2 models of tests/e2e/deepseek;
+# matplotlib draws `deepbatch loadtest --plot`.
 # Each is installed when its module (the name before "==") cannot be imported.
-PY_PACKAGES=(openai==3.57.0 gguf==0.19.0)
+PY_PACKAGES=(openai==3.57.0 gguf==0.19.0 matplotlib==3.9.2)
 
 log() { echo "[setup] $*"; }
 

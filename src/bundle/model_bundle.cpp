@@ -7,6 +7,7 @@
 
 #include "chat/chat_template.h"
 #include "io/gguf.h"
+#include "model/model_source.h"
 #include "util/error.h"
 #include "util/thread_pool.h"
 
@@ -45,6 +46,7 @@ std::unique_ptr<ModelBundle> ModelBundle::open(const std::string& path, int load
     ThreadPool load_pool(load_threads != 0 ? load_threads : resolve_threads(0));  // throws db::Error when negative
     b->model_ = load_model(path, &load_pool);
   }
+  b->weight_read_bytes_ = db::weight_read_bytes(*ModelSource::open(path), b->model_->config());
   std::optional<std::string> tmpl;
   if (std::filesystem::is_directory(path)) {
     b->tokenizer_ = Tokenizer::from_hf_dir(path);

@@ -9,6 +9,7 @@
 
 #include "chat/chat_message.h"
 #include "model/model.h"
+#include "model/weight_read_bytes.h"
 #include "tokenizer/tokenizer.h"
 
 namespace db {
@@ -27,6 +28,8 @@ class ModelBundle {
 
   Model& model() { return *model_; }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
+  // The weight bytes a step reads (for the roofline gauge).
+  const WeightReadBytes& weight_read_bytes() const { return weight_read_bytes_; }
   bool has_chat_template() const { return chat_ != nullptr; }
   // The conversation rendered by the model's chat template (throws db::Error when
   // the model has none or the template raises).
@@ -40,6 +43,7 @@ class ModelBundle {
   ModelBundle() = default;
   std::unique_ptr<Model> model_;
   std::unique_ptr<Tokenizer> tokenizer_;
+  WeightReadBytes weight_read_bytes_;
   std::unique_ptr<chat::ChatTemplate> chat_;
   std::string bos_text_, eos_text_;  // values of bos_token / eos_token in the template
 };

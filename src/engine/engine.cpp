@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -34,7 +35,7 @@ size_t priority_slot(int priority) { return static_cast<size_t>(std::clamp(prior
 struct Engine::Impl {
   Impl(ModelBundle& bundle, EngineConfig c)
       : cfg(std::move(c)),
-        core(bundle.model(), bundle.tokenizer(), cfg),
+        core(bundle.model(), bundle.tokenizer(), cfg, bundle.weight_read_bytes()),
         output(
             bundle.tokenizer(), [this](RequestId seq) { push_command({Command::Kind::FinishSequence, {}, seq}); },
             [this] { group_done(); }) {
@@ -126,7 +127,12 @@ struct Engine::Impl {
       }
       {
         std::lock_guard<std::mutex> lock(mu);
-        core.read_stats(stats);  // in place: the router counts reuse their buffers
+        // In place: the router counts reuse their buffers. The pool scans run at most
+        // every kPoolScanInterval while busy (they walk the whole pool), always when idle.
+        const auto now = EngineClock::now();
+        const bool scan = !core.has_unfinished() || now - last_pool_scan >= kPoolScanInterval;
+        if (scan) last_pool_scan = now;
+        core.read_stats(stats, scan);
         for (const Command& c : cmds)  // now counted by the scheduler itself
           if (c.kind == Command::Kind::Add) --unpublished_adds[priority_slot(c.params.priority)];
       }
@@ -164,6 +170,8 @@ struct Engine::Impl {
   EngineStats stats;                // the scheduler's counts as of the last step
   std::array<int64_t, 3> unpublished_adds{};  // submitted requests not yet in `stats`, per priority class
 
+  EngineClock::time_point last_pool_scan{};  // step thread only
+  static constexpr std::chrono::milliseconds kPoolScanInterval{200};
   std::mutex observer_mu;  // guards step_observer (not `mu`: the observer may read stats())
   StepObserver step_observer;
 

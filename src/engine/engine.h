@@ -29,6 +29,7 @@
 #include "kvcache/block_pool.h"
 #include "memory/memory_guard.h"
 #include "model/router_stats.h"
+#include "sched/sla_controller.h"
 #include "tensor/dtype.h"
 
 namespace db {
@@ -60,6 +61,11 @@ struct EngineConfig {
   int interactive_step_tokens = 16;
   double interactive_hold_s = 1.0;       // ... and for this long after the last interactive work
   MemoryGuardConfig memory_guard;        // the OOM precursor (memory/memory_guard.h)
+  // The adaptive batch controller (sched/sla_controller.h), off unless a target is
+  // set: it tunes the step's token budget within [32, max_num_batched_tokens] and
+  // the running cap within [1, max_num_seqs]; decisions go to stderr.
+  SlaTargets sla;
+  double sla_window_s = 2.0;             // its control window
 };
 
 struct EngineStats {
@@ -81,6 +87,7 @@ struct EngineStats {
   std::array<int64_t, 3> blocks_by_priority{};  // blocks held by running sequences of class 0, 1, 2
   int64_t timeouts = 0, queue_timeouts = 0, promotions = 0;  // deadline aborts, queue-wait rejections, promotions
   MemoryGuardSnapshot memory_guard;           // the guard's state, cap and events
+  SlaControllerSnapshot sla;                  // the SLA controller's targets, settings and decisions
   RouterStats router;                         // MoE models: tokens routed per layer and expert since the
                                               // model was loaded (all steps of every engine); empty otherwise
 };

@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 
+#include "engine/step_composition.h"
 #include "memory/memory_info.h"
 #include "sched/budget_split.h"
 #include "util/error.h"
@@ -34,6 +35,8 @@ void check_config(const EngineConfig& c) {
       throw Error("kv_watermarks: must not decrease from class 0 to class 2 (a less urgent class leaves more free)");
     if (!(c.max_queue_wait[k] >= 0)) throw Error("max_queue_wait: must not be negative");
   }
+  if (c.sla.tpot_p99_s < 0 || c.sla.ttft_p99_s < 0) throw Error("SLA targets: must not be negative");
+  if (c.sla.enabled() && !(c.sla_window_s > 0)) throw Error("sla_window_s: must be positive");
   const MemoryGuardConfig& g = c.memory_guard;
   if (!(g.low_water > 0 && g.low_water < g.high_water && g.high_water <= 1))
     throw Error("memory guard: need 0 < low water < high water <= 1");
@@ -67,10 +70,11 @@ int32_t engine_num_kv_blocks(const Model& model, const EngineConfig& cfg) {
   return num_blocks_for_budget(engine_kv_cache_spec(model, cfg), static_cast<size_t>(budget));
 }
 
-EngineCore::EngineCore(Model& model, const Tokenizer& tokenizer, const EngineConfig& cfg)
+EngineCore::EngineCore(Model& model, const Tokenizer& tokenizer, const EngineConfig& cfg, WeightReadBytes weights)
     : model_(model),
       pool_((check_config(cfg), resolve_threads(cfg.threads))),
-      guard_(cfg.memory_guard, cfg.max_num_seqs) {
+      guard_(cfg.memory_guard, cfg.max_num_seqs),
+      weights_(weights) {
   const ModelConfig& mc = model.config();
   SchedulerConfig sc;
   sc.max_num_seqs = cfg.max_num_seqs;
@@ -99,6 +103,17 @@ EngineCore::EngineCore(Model& model, const Tokenizer& tokenizer, const EngineCon
   kv_summary_ = describe_kv_pool(engine_kv_cache_spec(model, cfg), sc.num_blocks);
   sched_ = std::make_unique<Scheduler>(std::move(sc));
   runner_ = std::make_unique<ModelRunner>(model, *kv_, pool_);
+  kv_bytes_per_token_ = static_cast<double>(kv_->nbytes()) / (static_cast<double>(kv_->num_blocks()) * cfg.block_size);
+  if (cfg.sla.enabled()) {
+    SlaControllerConfig sla;
+    sla.targets = cfg.sla;
+    sla.max_step_tokens = cfg.max_num_batched_tokens;
+    sla.min_step_tokens = std::min(32, cfg.max_num_batched_tokens);
+    sla.max_running = cfg.max_num_seqs;
+    sla.window_s = cfg.sla_window_s;
+    sla_.emplace(sla, cfg.long_prefill_threshold, cfg.block_size);
+    sched_->set_step_limits(sla_->step_limits());
+  }
 }
 
 bool EngineCore::finish_group(RequestId group, RequestStatus status) {
@@ -156,6 +171,7 @@ StepRecord EngineCore::step(std::vector<OutputEvent>& events) {
     runner_->execute(so);  // lets the runner forget finished sequences
     return {};
   }
+  const StepComposition comp = describe_step(so, *sched_, sla_.has_value());
   ModelRunnerOutput ro;
   try {
     ro = runner_->execute(so);
@@ -180,6 +196,16 @@ StepRecord EngineCore::step(std::vector<OutputEvent>& events) {
   rec.seconds = std::chrono::duration<double>(done_at - started).count();
   rec.tokens = so.total_num_scheduled_tokens;
   rec.sequences = static_cast<int32_t>(so.scheduled_running.size() + so.scheduled_new.size());
+  rec.prompt_tokens = comp.prompt_tokens;
+  rec.bytes_read = weights_.per_step(rec.tokens) + kv_bytes_per_token_ * static_cast<double>(comp.context_tokens);
+  if (sla_) {
+    const double done = engine_seconds(done_at);
+    sla_->observe(so, comp, outs, done, rec.seconds, static_cast<int32_t>(sched_->num_waiting()));
+    if (const std::optional<SlaDecision> d = sla_->decide(done)) {
+      sched_->set_step_limits(sla_->step_limits());
+      if (d->action != SlaAction::Hold) std::fprintf(stderr, "sla controller: %s\n", d->describe().c_str());
+    }
+  }
   return rec;
 }
 
@@ -200,7 +226,7 @@ void EngineCore::fail_step(const SchedulerOutput& so, const std::string& error, 
   }
 }
 
-void EngineCore::read_stats(EngineStats& s) const {
+void EngineCore::read_stats(EngineStats& s, bool scan_pool) const {
   const SchedulerCounters& c = sched_->counters();
   const KVCacheManager& kv = sched_->kv_cache();
   s.running = sched_->num_running();
@@ -218,14 +244,17 @@ void EngineCore::read_stats(EngineStats& s) const {
   s.num_blocks = kv.pool().num_blocks();
   s.free_blocks = kv.num_free_blocks();
   s.prefix_cache_hit_rate = kv.prefix_cache_stats().hit_rate();
-  s.pool = kv.fragmentation();
+  if (scan_pool) {
+    s.pool = kv.fragmentation();
+    for (int p = 0; p < 3; ++p) s.blocks_by_priority[p] = sched_->blocks_of_class(p);
+  }
   s.evicted_blocks = static_cast<int64_t>(kv.prefix_cache_stats().evicted_blocks);
   s.resident_blocks = kv.pool().num_resident_blocks();
-  for (int p = 0; p < 3; ++p) s.blocks_by_priority[p] = sched_->blocks_of_class(p);
   s.timeouts = c.timeouts;
   s.queue_timeouts = c.queue_timeouts;
   s.promotions = c.promotions;
   s.memory_guard = guard_.snapshot();
+  s.sla = sla_ ? sla_->snapshot() : SlaControllerSnapshot{};
   if (const RouterStats* router = model_.router_stats())
     s.router = *router;
   else

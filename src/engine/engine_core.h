@@ -4,16 +4,19 @@
 // OutputEvents for the output thread.
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/engine.h"
 #include "engine/output_event.h"
 #include "engine/request_validation.h"
+#include "engine/sla_loop.h"
 #include "kvcache/kv_cache_spec.h"
 #include "memory/memory_guard.h"
 #include "model/kv_store.h"
 #include "model/model.h"
+#include "model/weight_read_bytes.h"
 #include "runner/model_runner.h"
 #include "sched/scheduler.h"
 #include "tokenizer/tokenizer.h"
@@ -26,7 +29,8 @@ class EngineCore {
   // Sizes the KV pool from cfg (kv_cache_memory, else kv_cache_fraction of the
   // available memory) and model.kv_cache_shape(). Throws db::Error for an
   // invalid configuration or a budget that holds fewer than 2 blocks.
-  EngineCore(Model& model, const Tokenizer& tokenizer, const EngineConfig& cfg);
+  // `weights`: what a step reads of them (ModelBundle::weight_read_bytes), for StepRecord::bytes_read.
+  EngineCore(Model& model, const Tokenizer& tokenizer, const EngineConfig& cfg, WeightReadBytes weights = {});
 
   // What submit() checks requests against.
   const RequestLimits& limits() const { return limits_; }
@@ -52,12 +56,14 @@ class EngineCore {
 
   EngineStats stats() const {
     EngineStats s;
-    read_stats(s);
+    read_stats(s, true);
     return s;
   }
   // Overwrites every field of `out`. Its router stats are copy-assigned, so an
   // `out` reused from step to step keeps its buffers: no allocation per step.
-  void read_stats(EngineStats& out) const;
+  // `scan_pool`: also refresh the fields that scan the block pool and block tables
+  // (pool, blocks_by_priority); without it they keep out's values.
+  void read_stats(EngineStats& out, bool scan_pool) const;
   // One line on the KV pool (describe_kv_pool), for start-up logs.
   const std::string& kv_summary() const { return kv_summary_; }
 
@@ -72,6 +78,9 @@ class EngineCore {
   std::unique_ptr<ModelRunner> runner_;
   std::string kv_summary_;
   MemoryGuard guard_;
+  WeightReadBytes weights_;
+  double kv_bytes_per_token_ = 0;
+  std::optional<SlaLoop> sla_;
 };
 
 // Steady-clock seconds: the clock of request arrival times and deadlines.

@@ -68,6 +68,9 @@ struct StepRecord {
   double seconds = 0;      // schedule -> execute -> update
   int32_t tokens = 0;      // tokens computed (prompt chunks and decodes)
   int32_t sequences = 0;   // sequences that computed tokens
+  int32_t prompt_tokens = 0;  // ... of the tokens, those at prompt positions
+  double bytes_read = 0;   // weights and KV the step reads (model/weight_read_bytes.h + every
+                           // sequence's context), an estimate for the roofline gauge
 };
 // Called on the engine's step thread after each step that computed tokens; must be
 // quick and must not call into the engine.

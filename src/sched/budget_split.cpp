@@ -30,6 +30,14 @@ int32_t auto_shared_prefill_threshold(int32_t long_prefill_threshold, int32_t bl
   return std::min(long_prefill_threshold, round_up_to_blocks(eighth, block_size));
 }
 
+ChunkLimits resolve_chunk_limits(int32_t long_threshold, int32_t shared_threshold, int32_t block_size) {
+  ChunkLimits l;
+  l.long_threshold = long_threshold;
+  l.shared_threshold = shared_threshold > 0 ? shared_threshold : auto_shared_prefill_threshold(long_threshold, block_size);
+  if (l.long_threshold > 0) l.shared_threshold = std::min(l.shared_threshold, l.long_threshold);
+  return l;
+}
+
 StepBudget::StepBudget(int32_t tokens, ChunkLimits limits, int32_t short_reserved, bool shared)
     : limits_(limits), left_(std::max(tokens, 0)), short_reserved_(std::max(short_reserved, 0)), shared_(shared) {}
 

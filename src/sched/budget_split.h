@@ -39,6 +39,11 @@ struct ChunkLimits {
   int32_t shared_threshold = 0;  // cap of a long chunk in a step with short work; <= long_threshold when both > 0
 };
 
+// The limits a step uses: `long_threshold` as given (0 = no cap) and the shared
+// one as given or, when 0, auto_shared_prefill_threshold of it; the shared one at
+// most the long one when both are set.
+ChunkLimits resolve_chunk_limits(int32_t long_threshold, int32_t shared_threshold, int32_t block_size);
+
 // One step's budget as it is handed out, short work before long chunks.
 class StepBudget {
  public:

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <set>
 #include <string>
 
 #include "sched/budget_split.h"
@@ -28,11 +29,8 @@ Scheduler::Scheduler(SchedulerConfig cfg)
   DB_CHECK(cfg_.max_num_batched_tokens >= 1, "max_num_batched_tokens must be at least 1");
   DB_CHECK(cfg_.long_prefill_threshold >= 0, "long_prefill_threshold must not be negative");
   DB_CHECK(cfg_.shared_prefill_threshold >= 0, "shared_prefill_threshold must not be negative");
-  limits_.long_threshold = cfg_.long_prefill_threshold;
-  limits_.shared_threshold = cfg_.shared_prefill_threshold > 0
-                                 ? cfg_.shared_prefill_threshold
-                                 : auto_shared_prefill_threshold(cfg_.long_prefill_threshold, cfg_.block_size);
-  if (limits_.long_threshold > 0) limits_.shared_threshold = std::min(limits_.shared_threshold, limits_.long_threshold);
+  limits_ = resolve_chunk_limits(cfg_.long_prefill_threshold, cfg_.shared_prefill_threshold, cfg_.block_size);
+  step_tokens_ = cfg_.max_num_batched_tokens;
   for (size_t c = 0; c < cfg_.kv_watermarks.size(); ++c) {
     const double w = cfg_.kv_watermarks[c];
     DB_CHECK(w >= 0 && w < 1, "KV watermarks must lie in [0, 1)");
@@ -47,6 +45,7 @@ void Scheduler::add_request(const RequestParams& p) {
   for (int32_t i = 0; i < p.num_samples; ++i)
     DB_CHECK(!requests_.count(p.id + RequestId(i)), "sequence id " + std::to_string(p.id + RequestId(i)) + " is in use");
   auto r = std::make_unique<Request>(make_request(p, next_arrival_++));
+  if (r->deadline > 0) ++deadline_requests_;
   waiting_.push_back(r.get());
   requests_.emplace(p.id, std::move(r));
 }
@@ -87,7 +86,7 @@ SchedulerOutput Scheduler::schedule() {
 void Scheduler::make_room_for_urgent(SchedulerOutput& out) {
   if (waiting_.empty()) return;
   const Request& w = *waiting_.front();
-  const int32_t first_chunk = chunk_tokens(w.num_tokens(), cfg_.max_num_batched_tokens, cfg_.long_prefill_threshold);
+  const int32_t first_chunk = chunk_tokens(w.num_tokens(), step_tokens_, limits_.long_threshold);
   const int32_t blocks = (first_chunk + cfg_.block_size - 1) / cfg_.block_size;
   while (!running_.empty()) {
     const bool fits =
@@ -99,11 +98,25 @@ void Scheduler::make_room_for_urgent(SchedulerOutput& out) {
 }
 
 void Scheduler::enforce_running_cap(SchedulerOutput& out) {
-  while (running_.size() > 1 && num_running_seqs() > max_running()) preempt(choose_preemption_victim(running_), out);
+  const int32_t cap = mem_.max_running > 0 ? std::min(mem_.max_running, cfg_.max_num_seqs) : cfg_.max_num_seqs;
+  while (running_.size() > 1 && num_running_seqs() > cap) preempt(choose_preemption_victim(running_), out);
 }
 
 int32_t Scheduler::max_running() const {
-  return mem_.max_running > 0 ? std::min(mem_.max_running, cfg_.max_num_seqs) : cfg_.max_num_seqs;
+  int32_t cap = cfg_.max_num_seqs;
+  if (mem_.max_running > 0) cap = std::min(cap, mem_.max_running);
+  if (step_.max_running > 0) cap = std::min(cap, step_.max_running);
+  return cap;
+}
+
+void Scheduler::set_step_limits(const StepLimits& limits) {
+  DB_CHECK(limits.step_tokens >= 0 && limits.max_running >= 0, "step limits must not be negative");
+  step_ = limits;
+  step_tokens_ = limits.step_tokens > 0 ? std::min(limits.step_tokens, cfg_.max_num_batched_tokens)
+                                        : cfg_.max_num_batched_tokens;
+  limits_ = limits.step_tokens > 0
+                ? resolve_chunk_limits(limits.long_prefill_threshold, cfg_.shared_prefill_threshold, cfg_.block_size)
+                : resolve_chunk_limits(cfg_.long_prefill_threshold, cfg_.shared_prefill_threshold, cfg_.block_size);
 }
 
 void Scheduler::set_memory_limits(const MemoryLimits& limits) {
@@ -130,14 +143,19 @@ int32_t Scheduler::reserve_blocks(int priority) const {
 std::vector<EndedRequest> Scheduler::enforce_time_limits(double now) {
   now_ = now;
   std::vector<EndedRequest> ended;
+  const bool queue_limits = std::any_of(cfg_.max_queue_wait.begin(), cfg_.max_queue_wait.end(),
+                                        [](double w) { return w > 0; });
+  if (!queue_limits && deadline_requests_ == 0) return ended;  // nothing to check: skip the scan
   std::vector<Request*> promote;
+  std::set<RequestId> expired;  // groups past their deadline (a fork carries it too, its parent may be gone)
   for (const auto& [id, r] : requests_) {
-    if (r->id != r->group_id) continue;  // forks share their parent's deadline and never wait unadmitted
     if (r->deadline > 0 && now >= r->deadline) {
-      ended.push_back({r->group_id, RequestStatus::FinishedTimeout,
-                       "the request's deadline of " + format_seconds(r->deadline - r->arrival_time) + " passed"});
+      if (expired.insert(r->group_id).second)
+        ended.push_back({r->group_id, RequestStatus::FinishedTimeout,
+                         "the request's deadline of " + format_seconds(r->deadline - r->arrival_time) + " passed"});
       continue;
     }
+    if (r->id != r->group_id) continue;  // forks never wait unadmitted
     const double limit = cfg_.max_queue_wait[static_cast<size_t>(std::clamp(r->priority, 0, 2))];
     if (r->status != RequestStatus::Waiting || limit <= 0 || now - r->class_entry_time < limit) continue;
     if (cfg_.reject_on_queue_timeout) {
@@ -175,7 +193,7 @@ StepBudget Scheduler::plan_budget() const {
       ++running_long;
     }
   }
-  const int32_t room = cfg_.max_num_batched_tokens - running_short - running_long * limits_.shared_threshold;
+  const int32_t room = step_tokens_ - running_short - running_long * limits_.shared_threshold;
   int32_t waiting_short = 0, seqs = num_running_seqs();
   bool short_waiting = false;
   waiting_.visit_in_order([&](const Request& w) {
@@ -187,7 +205,7 @@ StepBudget Scheduler::plan_budget() const {
     seqs += w.num_samples;
     return true;
   });
-  return StepBudget(cfg_.max_num_batched_tokens, limits_, running_short + waiting_short,
+  return StepBudget(step_tokens_, limits_, running_short + waiting_short,
                     running_short > 0 || short_waiting);
 }
 
@@ -381,6 +399,7 @@ void Scheduler::fork(Request& parent, const std::vector<SampledToken>& samples, 
     child->num_samples = 1;
     child->sampler_state.stream = parent.sampler_state.stream + static_cast<uint32_t>(i);
     child->runner_knows = false;
+    if (child->deadline > 0) ++deadline_requests_;
     kv_.fork(parent.id, cid);
     children.push_back(child.get());
     insert_running(child.get());
@@ -424,6 +443,7 @@ void Scheduler::finish(Request& r, RequestStatus status) {
   kv_.free(r.id);
   r.status = status;
   if (r.runner_knows) finished_since_step_.push_back(r.id);
+  if (r.deadline > 0) --deadline_requests_;
   requests_.erase(r.id);
 }
 

@@ -84,6 +84,13 @@ struct MemoryLimits {
                                   // until the next call; -1 = no limit
 };
 
+// Settings the SLA controller (sched/sla_controller.h) lowers the configured ones to.
+struct StepLimits {
+  int32_t step_tokens = 0;             // tokens per step at most (0 = max_num_batched_tokens; never above it)
+  int32_t long_prefill_threshold = 0;  // the long-chunk cap that goes with step_tokens (0 = none)
+  int32_t max_running = 0;             // running sequences at most (0 = no further cap)
+};
+
 // A request enforce_time_limits() ended.
 struct EndedRequest {
   RequestId group_id = 0;
@@ -124,6 +131,10 @@ class Scheduler {
   std::vector<EndedRequest> enforce_time_limits(double now);
   void set_memory_limits(const MemoryLimits& limits);
   const MemoryLimits& memory_limits() const { return mem_; }
+  // The SLA controller's settings. A lowered cap stops admissions until the
+  // running sequences fall under it; unlike the memory guard's, it preempts none.
+  void set_step_limits(const StepLimits& limits);
+  const StepLimits& step_limits() const { return step_; }
 
   SchedulerOutput schedule();
   // `out` must be the latest schedule() result and `runner_out` its execution.
@@ -157,9 +168,10 @@ class Scheduler {
 
  private:
   void make_room_for_urgent(SchedulerOutput& out);
-  // Preempts the sequences that run last until the running ones fit the memory cap.
+  // Preempts the sequences that run last until the running ones fit the memory guard's cap.
   void enforce_running_cap(SchedulerOutput& out);
-  // Running sequences allowed now: the configured maximum, lowered by the memory guard.
+  // Running sequences allowed now: the configured maximum, lowered by the memory
+  // guard and the SLA controller.
   int32_t max_running() const;
   bool admission_open() const { return !(mem_.admission_paused && !running_.empty()); }
   // Whether a sequence of num_samples may join the running ones (always, when none runs).
@@ -192,7 +204,8 @@ class Scheduler {
   Request* find_mutable(RequestId id);
 
   SchedulerConfig cfg_;
-  ChunkLimits limits_;                                               // cfg_'s thresholds, the auto one resolved
+  ChunkLimits limits_;                                               // the step's chunk caps (cfg_'s or step_'s), resolved
+  int32_t step_tokens_ = 0;                                          // the step's token budget (cfg_'s or step_'s)
   KVCacheManager kv_;
   std::unordered_map<RequestId, std::unique_ptr<Request>> requests_;  // every live sequence
   std::vector<Request*> running_;                                    // service order
@@ -201,6 +214,8 @@ class Scheduler {
   uint64_t next_arrival_ = 0;
   SchedulerCounters counters_;
   MemoryLimits mem_;
+  StepLimits step_;
+  int64_t deadline_requests_ = 0;  // live sequences with a deadline (forks included)
   int32_t interactive_left_ = 0;  // this step: tokens less urgent sequences may still compute (max: no cap)
   double now_ = 0;                // the latest enforce_time_limits() time
   double interactive_until_ = -1; // steps stay interactive until this time (see interactive_hold_s)

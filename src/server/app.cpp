@@ -42,7 +42,7 @@ ServerApp::ServerApp(Engine& engine, const ModelBundle& bundle, ServeConfig conf
     : config_(std::move(config)),
       tenants_(make_registry(config_)),
       quotas_(tenants_),
-      metrics_(config_.model_name, config_.metric_naming),
+      metrics_(config_.model_name, config_.metric_naming, config_.machine_read_bandwidth),
       tracker_(engine),
       prepare_queue_(std::make_unique<WorkQueue>(config_.prepare_threads)),
       ctx_{engine, bundle, config_, metrics_, tracker_, *prepare_queue_, tenants_, quotas_},

@@ -27,6 +27,7 @@ struct ServeConfig {
   std::string data_dir;                // Batch API state ("" = no Batch API)
   double shutdown_timeout_s = 30;      // on SIGTERM: how long in-flight requests may take before they are aborted
   MetricNaming metric_naming = MetricNaming::Deepbatch;  // --metrics-names: which names /metrics uses
+  double machine_read_bandwidth = 0;   // bytes/s the roofline gauge compares decode steps with (0 = unknown)
 };
 
 }  // namespace db::server

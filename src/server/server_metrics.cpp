@@ -46,7 +46,7 @@ metrics::Names ServerMetrics::names(const std::string& deepbatch_name) const {
   return exported_names(deepbatch_name, naming_);
 }
 
-ServerMetrics::ServerMetrics(std::string model_name, MetricNaming naming)
+ServerMetrics::ServerMetrics(std::string model_name, MetricNaming naming, double machine_read_bytes_per_s)
     : model_(std::move(model_name)),
       naming_(naming),
       http_requests_(reg_.counter(names("deepbatch:http_requests_total"), "HTTP responses by status code.", {"code"})),
@@ -134,12 +134,15 @@ ServerMetrics::ServerMetrics(std::string model_name, MetricNaming naming)
                           .labels({model_})),
       pool_(model_),
       guard_(model_),
-      router_(model_) {}
+      router_(model_),
+      sla_(model_),
+      roofline_(model_, machine_read_bytes_per_s) {}
 
 void ServerMetrics::on_step(const StepRecord& step) {
   step_seconds_.observe(step.seconds);
   step_tokens_.observe(step.tokens);
   step_sequences_.observe(step.sequences);
+  roofline_.on_step(step);
 }
 
 void ServerMetrics::on_http_response(int status) { http_requests_.labels({std::to_string(status)}).inc(); }
@@ -183,7 +186,8 @@ std::string ServerMetrics::render(const EngineStats& s) {
   kv_usage_.set(s.kv_usage);
   kv_free_blocks_.set(static_cast<double>(s.free_blocks));
   kv_total_blocks_.set(static_cast<double>(s.num_blocks));
-  return reg_.render() + pool_.render(s) + guard_.render(s.memory_guard) + router_.render(s.router);
+  return reg_.render() + pool_.render(s) + guard_.render(s.memory_guard) + router_.render(s.router) +
+         sla_.render(s.sla) + roofline_.render();
 }
 
 }  // namespace db::server

@@ -5,7 +5,8 @@
 // totals read from Engine::stats() at scrape time, HTTP responses by status;
 // the KV pool's diagnostics (server/kv_pool_metrics.h) and the memory guard's
 // (server/memory_guard_metrics.h); for MoE models also the router's
-// (server/router_metrics.h). Thread-safe.
+// (server/router_metrics.h); the SLA controller's (server/sla_metrics.h) and the
+// roofline gauge (server/roofline_metrics.h). Thread-safe.
 #pragma once
 #include <string>
 
@@ -14,13 +15,17 @@
 #include "server/kv_pool_metrics.h"
 #include "server/memory_guard_metrics.h"
 #include "server/metric_names.h"
+#include "server/roofline_metrics.h"
 #include "server/router_metrics.h"
+#include "server/sla_metrics.h"
 
 namespace db::server {
 
 class ServerMetrics {
  public:
-  explicit ServerMetrics(std::string model_name, MetricNaming naming = MetricNaming::Deepbatch);
+  // `machine_read_bytes_per_s`: the roofline gauge's reference (0 = unknown).
+  explicit ServerMetrics(std::string model_name, MetricNaming naming = MetricNaming::Deepbatch,
+                         double machine_read_bytes_per_s = 0);
 
   // One HTTP response started with `status`.
   void on_http_response(int status);
@@ -55,6 +60,8 @@ class ServerMetrics {
   KvPoolMetrics pool_;
   MemoryGuardMetrics guard_;
   RouterMetrics router_;
+  SlaMetrics sla_;
+  RooflineMetrics roofline_;
 };
 
 }  // namespace db::server

@@ -13,7 +13,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "common"))
 from e2e_main import check, parse_args, run_tests, run_tests_on_server  # noqa: E402
 
 MODEL_NAME = "metrics-test"
-SERVER_ARGS = ["--max-num-seqs", "4", "--kv-cache-memory", "64M", "--no-batch-api", "--served-model-name", MODEL_NAME]
+# A generous SLA target turns the controller on, so its metrics (which the dashboard plots) are exported.
+SERVER_ARGS = ["--max-num-seqs", "4", "--kv-cache-memory", "64M", "--no-batch-api", "--served-model-name", MODEL_NAME,
+               "--sla-tpot-p99", "5"]
 # Series vLLM's dashboards read that --metrics-names both must export.
 VLLM_NAMES = ["vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc",
               "vllm:prompt_tokens_total", "vllm:generation_tokens_total", "vllm:num_preemptions_total",

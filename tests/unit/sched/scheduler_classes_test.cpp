@@ -168,6 +168,23 @@ TEST(SchedulerClasses, DeadlineEndsRunningAndWaitingRequestsAndFreesEveryBlock) 
   EXPECT_EQ(s.counters().timeouts, 2);
 }
 
+TEST(SchedulerClasses, DeadlineEndsTheForksOfARequestWhoseFirstSampleStopped) {
+  Scheduler s(tiny_config(/*max_seqs=*/4, 64, 20));
+  RequestParams p = timed(1, 6, 1, /*arrival=*/0, /*deadline=*/2);
+  p.num_samples = 2;
+  s.add_request(p);
+  step(s);  // the prompt, then the fork into sequences 1 and 2
+  ASSERT_NE(s.find(2), nullptr);
+  const RequestId first[] = {1};
+  s.finish_requests(first, RequestStatus::FinishedStopped);  // sample 0 matched a stop string
+  step(s);
+  EXPECT_TRUE(s.enforce_time_limits(1.0).empty());
+  const std::vector<EndedRequest> ended = s.enforce_time_limits(2.5);
+  ASSERT_EQ(ended.size(), 1u) << "the other sample keeps the request's deadline";
+  EXPECT_EQ(ended[0].group_id, 1u);
+  EXPECT_FALSE(s.has_unfinished());
+}
+
 TEST(SchedulerClasses, TenantsOfOneClassTakeTurns) {
   Scheduler s(tiny_config(/*max_seqs=*/1, 64, 40));
   s.add_request(timed(1, 4, 1, 0, 0, "noisy"));

@@ -1,0 +1,48 @@
+#include "engine/sla_loop.h"
+
+#include <algorithm>
+
+#include "sched/budget_split.h"
+
+namespace db {
+
+SlaLoop::SlaLoop(SlaControllerConfig cfg, int32_t long_prefill_threshold, int32_t block_size)
+    : ctl_(std::move(cfg)), long_prefill_threshold_(long_prefill_threshold), block_size_(block_size) {}
+
+void SlaLoop::observe(const SchedulerOutput& so, const StepComposition& comp, const std::vector<RequestOutput>& outs,
+                      double done, double seconds, int32_t waiting) {
+  for (RequestId id : so.finished_ids) first_token_at_.erase(id);  // aborted or stopped on the output side
+  for (const RequestOutput& o : outs) {
+    if (o.new_tokens.empty()) continue;
+    const auto it = std::find_if(comp.sampling.begin(), comp.sampling.end(),
+                                 [&](const StepComposition::Sampling& s) { return s.id == o.id; });
+    int32_t outputs = static_cast<int32_t>(o.new_tokens.size());
+    if (it != comp.sampling.end()) {
+      outputs += it->outputs_before;
+      if (it->outputs_before == 0 && o.id == o.group_id) ctl_.observe_ttft(done - it->arrival_time);
+    }
+    const auto [first, fresh] = first_token_at_.try_emplace(o.id, done);
+    if (is_finished(o.status)) {
+      // A fork's count before the step is unknown here: only sequences seen sampling count.
+      if (!fresh && it != comp.sampling.end() && outputs > 1) ctl_.observe_tpot((done - first->second) / (outputs - 1));
+      first_token_at_.erase(first);
+    }
+  }
+  ctl_.observe_step(done, seconds, so.total_num_scheduled_tokens, comp.prompt_tokens,
+                    static_cast<int32_t>(so.scheduled_running.size() + so.scheduled_new.size()), comp.decodes, waiting);
+}
+
+std::optional<SlaDecision> SlaLoop::decide(double now) {
+  if (!ctl_.window_complete(now)) return std::nullopt;
+  return ctl_.decide(now);
+}
+
+StepLimits SlaLoop::step_limits() const {
+  const SlaSettings& s = ctl_.settings();
+  const int32_t long_threshold = long_prefill_threshold_ > 0
+                                     ? std::min(long_prefill_threshold_, s.step_tokens)
+                                     : auto_long_prefill_threshold(s.step_tokens, block_size_);
+  return {s.step_tokens, long_threshold, s.max_running};
+}
+
+}  // namespace db
