@@ -1,6 +1,7 @@
 // `deepbatch loadtest`: drives an OpenAI-compatible server with a workload at a
 // chosen arrival process and reports throughput, goodput and latency percentiles;
 // with --find-capacity, searches the highest request rate that meets the SLOs.
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include "loadtest/capacity_finder.h"
 #include "loadtest/http_driver.h"
 #include "loadtest/measurement_window.h"
+#include "loadtest/plot.h"
 #include "loadtest/prompt_files.h"
 #include "loadtest/report.h"
 #include "loadtest/step_sizing.h"
@@ -40,34 +42,9 @@ struct LoadtestOptions {
   std::vector<std::string> slos;
   bool find_capacity = false;
   double start_rate = 1, precision = 0.05, min_step_s = 10, max_rate = 0;
-  std::string output_json;
+  int64_t step_requests = 0;  // 0 = as step_sizing.h's rule asks
+  std::string output_json, plot;
 };
-
-// "METRIC:pNN:LIMIT" with LIMIT in s or ms, e.g. "ttft:p99:1s", "tpot:p99:100ms".
-Slo parse_slo(const std::string& text) {
-  const size_t a = text.find(':'), b = text.find(':', a == std::string::npos ? a : a + 1);
-  const auto bad = [&] { return Error("--slo: expected METRIC:pNN:LIMIT like ttft:p99:1s, got '" + text + "'"); };
-  if (a == std::string::npos || b == std::string::npos || text[a + 1] != 'p') throw bad();
-  Slo s;
-  s.metric = parse_metric(text.substr(0, a));
-  try {
-    s.percentile = std::stod(text.substr(a + 2, b - a - 2));
-    std::string limit = text.substr(b + 1);
-    double scale = 1;
-    if (limit.size() > 2 && limit.compare(limit.size() - 2, 2, "ms") == 0) {
-      scale = 1e-3;
-      limit.resize(limit.size() - 2);
-    } else if (!limit.empty() && limit.back() == 's') {
-      limit.pop_back();
-    }
-    size_t used = 0;
-    s.limit_s = std::stod(limit, &used) * scale;
-    if (used != limit.size()) throw bad();
-  } catch (const std::logic_error&) {
-    throw bad();
-  }
-  return s;
-}
 
 std::vector<RequestSpec> load_pool(const LoadtestOptions& o) {
   if (!o.prompts_file.empty()) {  // lines without max_tokens ask for one draw of --output-len
@@ -160,7 +137,44 @@ void print_summary(const RunSummary& s, const DriveOutcome& d) {
               d.wall_s > 0 ? 100 * d.cpu_s / d.wall_s : 0);
 }
 
+// A report file removed when it goes out of scope: where --plot reads the report from
+// when --output-json did not name one.
+class TempReport {
+ public:
+  TempReport() {
+    const char* dir = std::getenv("TMPDIR");
+    path_ = std::string(dir && *dir ? dir : "/tmp") + "/deepbatch-loadtest-XXXXXX.json";
+    const int fd = ::mkstemps(path_.data(), 5);
+    if (fd < 0) throw Error(sys_error(path_, "cannot create a temporary report"));
+    ::close(fd);
+  }
+  ~TempReport() { ::unlink(path_.c_str()); }
+  TempReport(const TempReport&) = delete;
+  TempReport& operator=(const TempReport&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Writes the report where --output-json says and draws it where --plot says.
+void save_report(const LoadtestOptions& o, const OrderedJson& report) {
+  if (!o.output_json.empty()) write_report(o.output_json, report);
+  if (o.plot.empty()) return;
+  std::optional<TempReport> temp;
+  if (o.output_json.empty()) {
+    temp.emplace();
+    write_report(temp->path(), report);
+  }
+  plot_report(temp ? temp->path() : o.output_json, o.plot);
+  std::printf("plot: %s\n", o.plot.c_str());
+}
+
 int run_loadtest(const LoadtestOptions& o) {
+  if (!o.plot.empty()) {  // before the run, which may take long, rather than after it
+    check_plot_path(o.plot);
+    check_plotter();
+  }
   Target target = parse_target_url(o.url);
   target.api_key = o.api_key;
   target.chat = o.endpoint == "chat";
@@ -181,7 +195,7 @@ int run_loadtest(const LoadtestOptions& o) {
     const std::vector<RequestSpec> requests = sample_requests(pool, o.num_requests, o.seed);
     const Measured m = measure(target, requests, spec, o.duration, o.warmup, o.cooldown, slos);
     print_summary(m.summary, m.outcome);
-    if (!o.output_json.empty()) write_report(o.output_json, make_report(settings, m.summary));
+    save_report(o, make_report(settings, m.summary));
     return 0;
   }
 
@@ -197,7 +211,7 @@ int run_loadtest(const LoadtestOptions& o) {
     const double rate = finder.proposed_rate();
     // A step sends a fixed number of requests (enough for its percentiles, see
     // step_sizing.h), however long the arrivals take to send them.
-    const double seconds = step_duration_s(rate, slos, o.min_step_s);
+    const double seconds = step_duration_s(rate, slos, o.min_step_s, o.step_requests);
     const int32_t n = static_cast<int32_t>(std::ceil(rate * seconds));
     std::fprintf(stderr, "step %d: %.3f req/s, %d requests (about %.0f s)\n", step, rate, n, seconds);
     const Measured m = measure(target, sample_requests(pool, n, o.seed + uint64_t(step)),
@@ -218,7 +232,7 @@ int run_loadtest(const LoadtestOptions& o) {
                 r.stop_reason.c_str());
   else
     std::printf("capacity: no rate met the SLOs (%s)\n", r.stop_reason.c_str());
-  if (!o.output_json.empty()) write_report(o.output_json, make_report(settings, last, r));
+  save_report(o, make_report(settings, last, r));
   return 0;
 }
 
@@ -274,8 +288,15 @@ CLI::App* add_loadtest_command(CLI::App& app, std::function<int()>& action) {
   cmd->add_option("--min-step", o->min_step_s, "Capacity search: seconds per step at least (steps also run long "
                                                "enough for their percentile)")
       ->capture_default_str();
+  cmd->add_option("--step-requests", o->step_requests,
+                  "Capacity search: requests per step instead of 10 beyond the highest SLO percentile (p99: 1000); "
+                  "fewer make a faster search with noisier tails")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--max-rate", o->max_rate, "Capacity search: highest rate to try (0: no limit)");
   cmd->add_option("--output-json", o->output_json, "Write the report (settings, summary, capacity steps) here");
+  cmd->add_option("--plot", o->plot, "Draw the report into FILE.svg or FILE.png (needs python3 with matplotlib): "
+                                     "latency percentiles, or for --find-capacity each step's p99 TTFT/TPOT and "
+                                     "SLO metrics against the offered rate");
   cmd->callback([&action, o] { action = [o] { return run_loadtest(*o); }; });
   return cmd;
 }

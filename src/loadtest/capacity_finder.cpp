@@ -14,6 +14,10 @@ CapacityStep evaluate_step(const RunSummary& measured, const CapacityFinderConfi
   step.failed = measured.failed;
   step.achieved_rate = measured.request_rate;
   step.goodput = measured.goodput;
+  step.ttft = measured.ttft;
+  step.tpot = measured.tpot;
+  step.itl = measured.itl;
+  step.e2e = measured.e2e;
   step.met = measured.succeeded > 0;
   if (measured.requests > 0 &&
       static_cast<double>(measured.failed) / static_cast<double>(measured.requests) > config.max_error_fraction)

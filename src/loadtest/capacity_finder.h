@@ -46,6 +46,7 @@ struct CapacityStep {
   int64_t requests = 0, failed = 0;
   double achieved_rate = 0;   // the step's measured successful requests/s
   double goodput = 0;
+  Distribution ttft, tpot, itl, e2e;  // the step's latencies, whichever metrics the SLOs name
 };
 
 struct CapacityResult {

@@ -86,6 +86,8 @@ OrderedJson to_json(const CapacityResult& r) {
                               {"limit_s", c.slo.limit_s},
                               {"observed", c.observed},
                               {"met", c.met}});
+    step["latency"] = {{"ttft", to_json(s.ttft)}, {"tpot", to_json(s.tpot)}, {"itl", to_json(s.itl)},
+                       {"e2e", to_json(s.e2e)}};
     j["steps"].push_back(std::move(step));
   }
   return j;

@@ -10,7 +10,8 @@
 //  "capacity": {"found", "sustainable_rate", "first_bad_rate" (null when none), "converged",
 //               "stop_reason", "steps": [{"index", "phase", "rate", "met", "requests", "failed",
 //               "achieved_rate", "goodput", "slos": [{"slo", "metric", "percentile",
-//               "limit_s", "observed", "met"}]}]}}   (only for a capacity search)
+//               "limit_s", "observed", "met"}], "latency": {"ttft"|"tpot"|"itl"|"e2e": {...as in
+//               "summary"}}}]}}   (only for a capacity search)
 #pragma once
 #include <optional>
 #include <string>

@@ -24,4 +24,10 @@ struct Slo {
 // Throws db::Error when a percentile is not 90, 95 or 99 or a limit is not > 0.
 void validate(const std::vector<Slo>& slos);
 
+// The --slo text "METRIC:pNN:LIMIT": METRIC as parse_metric takes it, NN one of 90, 95,
+// 99, LIMIT a number > 0 of seconds with an optional "s" or "ms" suffix, e.g.
+// "ttft:p99:1s", "tpot:p99:100ms", "e2e:p90:2.5". Throws db::Error naming --slo and the
+// text on any other form.
+Slo parse_slo(std::string_view text);
+
 }  // namespace db::loadtest

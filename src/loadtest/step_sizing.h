@@ -13,7 +13,8 @@ namespace db::loadtest {
 int64_t requests_for_percentile(double p);
 
 // Seconds a step at `rate` requests/s needs to collect requests_for_percentile of the
-// highest percentile among `slos` (p50 when there are none), and at least `min_duration_s`.
-double step_duration_s(double rate, const std::vector<Slo>& slos, double min_duration_s = 0);
+// highest percentile among `slos` (p50 when there are none), or `requests` when it is
+// positive (a faster, noisier search), and at least `min_duration_s`.
+double step_duration_s(double rate, const std::vector<Slo>& slos, double min_duration_s = 0, int64_t requests = 0);
 
 }  // namespace db::loadtest

@@ -146,6 +146,7 @@ TEST(StepSizing, TenSamplesBeyondThePercentile) {
   EXPECT_DOUBLE_EQ(step_duration_s(20, slos), 50);           // 1000 requests at 20/s
   EXPECT_DOUBLE_EQ(step_duration_s(200, slos, 30), 30);      // 5 s of requests, at least 30 s
   EXPECT_DOUBLE_EQ(step_duration_s(2, {}), 10);              // p50: 20 requests
+  EXPECT_DOUBLE_EQ(step_duration_s(20, slos, 0, 200), 10);   // 200 requests asked for instead of 1000
 }
 
 }  // namespace

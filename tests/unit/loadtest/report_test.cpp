@@ -76,6 +76,10 @@ TEST(Report, CapacityStepsAreListed) {
   EXPECT_EQ(cap["steps"][1]["met"], false);
   EXPECT_EQ(cap["steps"][1]["slos"][0]["observed"], 0.5);
   EXPECT_EQ(cap["steps"][1]["slos"][0]["slo"], "ttft p99 <= 0.2 s");
+  // Every step carries its own latency percentiles, SLO metric or not (for plotting).
+  EXPECT_EQ(cap["steps"][1]["latency"]["ttft"]["p99"], 0.5);
+  EXPECT_DOUBLE_EQ(cap["steps"][0]["latency"]["e2e"]["max"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(cap["steps"][0]["latency"]["tpot"]["mean"].get<double>(), good.tpot.mean);
 }
 
 TEST(Report, MissingKeysAreNamed) {
