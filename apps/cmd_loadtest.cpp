@@ -41,7 +41,7 @@ struct LoadtestOptions {
   int32_t concurrency = 8;
   std::vector<std::string> slos;
   bool find_capacity = false;
-  double start_rate = 1, precision = 0.05, min_step_s = 10, max_rate = 0;
+  double start_rate = 1, precision = 0.05, min_step_s = 10, max_rate = 0, server_warmup_s = 5;
   int64_t step_requests = 0;  // 0 = as step_sizing.h's rule asks
   std::string output_json, plot;
 };
@@ -206,6 +206,14 @@ int run_loadtest(const LoadtestOptions& o) {
   fc.precision = o.precision;
   if (o.max_rate > 0) fc.max_rate = o.max_rate;
   CapacityFinder finder(fc);
+  if (o.server_warmup_s > 0) {
+    // Uncounted: the first step should not be the one that meets a cold server
+    // (first-touched memory, empty caches).
+    const int32_t n = std::max(1, static_cast<int32_t>(std::ceil(o.start_rate * o.server_warmup_s)));
+    std::fprintf(stderr, "server warm-up: %.3f req/s, %d requests (not counted)\n", o.start_rate, n);
+    measure(target, sample_requests(pool, n, o.seed + 7919), arrival_spec(o, o.start_rate, o.seed + 7919), 0, 0, 0,
+            slos);
+  }
   RunSummary last;
   for (int step = 0; !finder.done(); ++step) {
     const double rate = finder.proposed_rate();
@@ -292,6 +300,10 @@ CLI::App* add_loadtest_command(CLI::App& app, std::function<int()>& action) {
                   "Capacity search: requests per step instead of 10 beyond the highest SLO percentile (p99: 1000); "
                   "fewer make a faster search with noisier tails")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--server-warmup", o->server_warmup_s,
+                  "Capacity search: first send requests at the start rate for this many seconds, not counted")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("--max-rate", o->max_rate, "Capacity search: highest rate to try (0: no limit)");
   cmd->add_option("--output-json", o->output_json, "Write the report (settings, summary, capacity steps) here");
   cmd->add_option("--plot", o->plot, "Draw the report into FILE.svg or FILE.png (needs python3 with matplotlib): "

@@ -14,22 +14,28 @@ void SlaLoop::observe(const SchedulerOutput& so, const StepComposition& comp, co
   for (RequestId id : so.finished_ids) first_token_at_.erase(id);  // aborted or stopped on the output side
   for (const RequestOutput& o : outs) {
     if (o.new_tokens.empty()) continue;
-    const auto it = std::find_if(comp.sampling.begin(), comp.sampling.end(),
-                                 [&](const StepComposition::Sampling& s) { return s.id == o.id; });
+    const StepComposition::Sampling* it = comp.find_sampling(o.id);
     int32_t outputs = static_cast<int32_t>(o.new_tokens.size());
-    if (it != comp.sampling.end()) {
+    if (it) {
       outputs += it->outputs_before;
       if (it->outputs_before == 0 && o.id == o.group_id) ctl_.observe_ttft(done - it->arrival_time);
     }
     const auto [first, fresh] = first_token_at_.try_emplace(o.id, done);
     if (is_finished(o.status)) {
       // A fork's count before the step is unknown here: only sequences seen sampling count.
-      if (!fresh && it != comp.sampling.end() && outputs > 1) ctl_.observe_tpot((done - first->second) / (outputs - 1));
+      if (!fresh && it && outputs > 1) ctl_.observe_tpot((done - first->second) / (outputs - 1));
       first_token_at_.erase(first);
     }
   }
-  ctl_.observe_step(done, seconds, so.total_num_scheduled_tokens, comp.prompt_tokens,
-                    static_cast<int32_t>(so.scheduled_running.size() + so.scheduled_new.size()), comp.decodes, waiting);
+  SlaStepSample step;
+  step.seconds = seconds;
+  step.tokens = so.total_num_scheduled_tokens;
+  step.prompt_tokens = comp.prompt_tokens;
+  step.sequences = static_cast<int32_t>(so.scheduled_running.size() + so.scheduled_new.size());
+  step.decodes = comp.decodes;
+  step.waiting = waiting;
+  step.prompts_cut = comp.prompts_cut;
+  ctl_.observe_step(done, step);
 }
 
 std::optional<SlaDecision> SlaLoop::decide(double now) {

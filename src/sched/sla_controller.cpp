@@ -76,14 +76,15 @@ SlaSettings SlaController::shrunk(double factor, bool cap_too) const {
   return clamp(s);
 }
 
-void SlaController::observe_step(double now, double seconds, int32_t tokens, int32_t prompt_tokens,
-                                 int32_t sequences, int32_t decodes, int32_t waiting) {
-  if (win_.start < 0) win_.start = now - seconds;
+void SlaController::observe_step(double now, const SlaStepSample& step) {
+  if (win_.start < 0) win_.start = now - step.seconds;
   ++win_.steps;
-  win_.tokens += tokens;
-  win_.prompt_tokens += prompt_tokens;
-  if (waiting > 0 || tokens >= settings_.step_tokens || sequences >= settings_.max_running) win_.demand = true;
-  const bool decoded = decodes > 0;
+  win_.tokens += step.tokens;
+  win_.prompt_tokens += step.prompt_tokens;
+  if (step.waiting > 0 || step.prompts_cut > 0 || step.tokens >= settings_.step_tokens ||
+      step.sequences >= settings_.max_running)
+    ++win_.demand_steps;
+  const bool decoded = step.decodes > 0;
   if (decoded && last_step_decoded_ && last_step_end_ >= 0) {
     win_.decode_gap_sum += now - last_step_end_;
     ++win_.decode_gaps;
@@ -116,7 +117,8 @@ SlaDecision SlaController::decide(double now) {
   const bool judged = judging_grow_;
   judging_grow_ = false;
   if (frozen_ > 0) --frozen_;
-  if (judged && (d.tpot_estimate_s > 1.1 * tpot_before_grow_ || over_tpot || over_ttft) &&
+  if (judged && saturated_before_grow_ && win_.saturated() &&
+      (d.tpot_estimate_s > 1.1 * tpot_before_grow_ || over_tpot || over_ttft) &&
       d.tokens_per_s < (1 + cfg_.min_gain) * tokens_per_s_before_grow_) {
     d.action = SlaAction::Revert;
     char buf[128];
@@ -124,17 +126,21 @@ SlaDecision SlaController::decide(double now) {
     d.reason = buf;
     settings_ = before_grow_;
     frozen_ = cfg_.freeze_windows;
+  } else if (over_tpot && over_ttft) {
+    d.action = SlaAction::Hold;
+    d.reason = "overloaded: tpot and ttft missed";
   } else if (over_tpot) {
     d.action = SlaAction::Shrink;
     d.reason = seconds_vs("tpot", d.tpot_estimate_s, ">", t.tpot_p99_s);
     const double factor = std::clamp(0.9 * t.tpot_p99_s / d.tpot_estimate_s, 0.5, 0.9);
     settings_ = shrunk(factor, mostly_decodes || settings_.step_tokens <= cfg_.min_step_tokens);
-  } else if (tpot_room && frozen_ == 0 && (over_ttft || win_.demand) && grown() != settings_) {
+  } else if (tpot_room && frozen_ == 0 && (over_ttft || win_.demand()) && grown() != settings_) {
     d.action = SlaAction::Grow;
     d.reason = over_ttft ? seconds_vs("ttft p99", d.ttft_p99_s, ">", t.ttft_p99_s) : "headroom and demand";
     before_grow_ = settings_;
     tpot_before_grow_ = d.tpot_estimate_s;
     tokens_per_s_before_grow_ = d.tokens_per_s;
+    saturated_before_grow_ = win_.saturated();
     judging_grow_ = true;
     settings_ = grown();
   } else {

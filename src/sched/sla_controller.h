@@ -7,18 +7,25 @@
 // control window (at least `window_s` and `min_steps` steps) decide() judges the
 // window and may change the settings:
 //
+//   revert  the window after a grow, when it and the window before the grow
+//           were both saturated (demand in at least half their steps, so their
+//           tokens/s measure capacity rather than arrivals): latency rose (TPOT
+//           estimate +10% or an SLO now missed) while computed tokens/s rose less
+//           than `min_gain`; the settings go back to those before the grow and
+//           growing is frozen for `freeze_windows` windows;
+//   hold    TPOT and TTFT both missed: the engine is overloaded, and a smaller
+//           step would only lengthen the queue (TTFT) to shorten TPOT;
 //   shrink  the TPOT estimate is over its target: budget (and, when the window
 //           was mostly decodes or the budget is at its floor, the running cap)
 //           scaled by clamp(0.9 * target / estimate, 0.5, 0.9);
-//   revert  the window after a grow: latency rose (TPOT estimate +10% or an SLO
-//           now missed) while computed tokens/s rose less than `min_gain`; the
-//           settings go back to those before the grow and growing is frozen for
-//           `freeze_windows` windows;
 //   grow    no SLO missed and the TPOT estimate under `headroom` x its target,
-//           with demand (requests waited, or a step filled its budget or the
-//           cap): budget x1.25 and cap + max(1, cap / 8); the same when only
-//           TTFT is missed (more prefill per step, more admitted);
+//           with demand: budget x1.25 and cap + max(1, cap / 8); the same when
+//           only TTFT is missed (more prefill per step, more admitted);
 //   hold    otherwise.
+//
+// A step shows demand when requests wait after it, when a prompt it prefilled
+// was cut (by the budget or the long-chunk cap) and goes on in a later step, or
+// when it filled its budget or the running cap.
 //
 // The TPOT estimate is the larger of the window's p99 of finished sequences'
 // time per output token and the mean interval between consecutive steps that
@@ -56,6 +63,17 @@ struct SlaSettings {
   friend bool operator==(const SlaSettings&, const SlaSettings&) = default;
 };
 
+// What one step did, as the controller needs it.
+struct SlaStepSample {
+  double seconds = 0;         // how long it took
+  int32_t tokens = 0;         // tokens computed
+  int32_t prompt_tokens = 0;  // ... of them at prompt positions
+  int32_t sequences = 0;      // sequences scheduled
+  int32_t decodes = 0;        // ... of them sampling a next output token
+  int32_t waiting = 0;        // requests left waiting after it
+  int32_t prompts_cut = 0;    // sequences whose prompt goes on in a later step
+};
+
 enum class SlaAction { Hold, Grow, Shrink, Revert };
 std::string_view sla_action_name(SlaAction a);  // "hold", "grow", "shrink", "revert"
 inline constexpr int kNumSlaActions = 4;
@@ -87,12 +105,8 @@ class SlaController {
   // Starts at the maximum settings.
   explicit SlaController(SlaControllerConfig cfg);
 
-  // A step that ended at `now` (seconds), lasted `seconds`, computed `tokens`
-  // (of which `prompt_tokens` at prompt positions) for `sequences` sequences,
-  // `decodes` of them sampling a next output token; `waiting`: requests left
-  // waiting after it.
-  void observe_step(double now, double seconds, int32_t tokens, int32_t prompt_tokens, int32_t sequences,
-                    int32_t decodes, int32_t waiting);
+  // A step that ended at `now` (seconds).
+  void observe_step(double now, const SlaStepSample& step);
   void observe_ttft(double seconds);  // a request's first token
   void observe_tpot(double seconds);  // a finished sequence's time per output token
 
@@ -112,7 +126,9 @@ class SlaController {
     int64_t tokens = 0, prompt_tokens = 0;
     double decode_gap_sum = 0;  // intervals between consecutive steps that both decoded
     int32_t decode_gaps = 0;
-    bool demand = false;
+    int32_t demand_steps = 0;
+    bool demand() const { return demand_steps > 0; }
+    bool saturated() const { return steps > 0 && 2 * demand_steps >= steps; }
     std::vector<double> ttft, tpot;
   };
   SlaSettings clamp(SlaSettings s) const;
@@ -128,6 +144,7 @@ class SlaController {
   bool judging_grow_ = false;
   SlaSettings before_grow_;
   double tpot_before_grow_ = 0, tokens_per_s_before_grow_ = 0;
+  bool saturated_before_grow_ = false;
   int32_t frozen_ = 0;
   SlaControllerSnapshot snap_;
 };

@@ -61,8 +61,10 @@ def test_capacity_matches_the_known_boundary(base):
         report, svg = os.path.join(d, "report.json"), os.path.join(d, "capacity.svg")
         r = loadtest(base, "-n", "100", "--arrival", "constant", "--find-capacity", "--slo", f"ttft:p90:{LIMIT}s",
                      "--start-rate", "15", "--precision", str(PRECISION), "--min-step", "0",
-                     "--output-json", report, "--plot", svg)
+                     "--server-warmup", "1", "--output-json", report, "--plot", svg)
         check(r.returncode == 0, f"loadtest failed ({r.returncode}): {r.stderr[-2000:]}")
+        check("server warm-up: 15.000 req/s, 15 requests (not counted)" in r.stderr,
+              f"the search warms the server up first:\n{r.stderr[:2000]}")
         with open(report) as f:
             cap = json.load(f)["capacity"]
         steps = cap["steps"]

@@ -25,6 +25,17 @@ SlaControllerConfig config(double tpot, double ttft = 0) {
   return c;
 }
 
+// A step of `seqs` decoding sequences, with `waiting` requests left waiting.
+SlaStepSample step(double seconds, int32_t tokens, int32_t prompt_tokens, int32_t seqs, int32_t waiting) {
+  SlaStepSample s;
+  s.seconds = seconds;
+  s.tokens = tokens;
+  s.prompt_tokens = prompt_tokens;
+  s.sequences = s.decodes = seqs;
+  s.waiting = waiting;
+  return s;
+}
+
 // A plant: every step computes min(budget, demand) tokens, decodes for `seqs`
 // sequences, and takes base + per_token * tokens seconds.
 struct Plant {
@@ -38,7 +49,7 @@ struct Plant {
       const int32_t tokens = std::min(s.step_tokens, demand);
       const double t = base + per_token * tokens;
       now += t;
-      c.observe_step(now, t, tokens, tokens - std::min(tokens, s.max_running), s.max_running, s.max_running, 5);
+      c.observe_step(now, step(t, tokens, tokens - std::min(tokens, s.max_running), s.max_running, 5));
     }
     return c.decide(now);
   }
@@ -57,11 +68,11 @@ TEST(SlaController, RejectsAConfigWithoutTargetOrRange) {
 TEST(SlaController, StartsAtTheMaximumAndWaitsForAFullWindow) {
   SlaController c(config(0.1));
   EXPECT_EQ(c.settings(), (SlaSettings{2048, 64}));
-  c.observe_step(0.5, 0.5, 100, 0, 4, 4, 0);
-  c.observe_step(1.6, 0.5, 100, 0, 4, 4, 0);
+  c.observe_step(0.5, step(0.5, 100, 0, 4, 0));
+  c.observe_step(1.6, step(0.5, 100, 0, 4, 0));
   EXPECT_FALSE(c.window_complete(1.6)) << "two steps are fewer than min_steps";
-  c.observe_step(1.7, 0.1, 100, 0, 4, 4, 0);
-  c.observe_step(1.8, 0.1, 100, 0, 4, 4, 0);
+  c.observe_step(1.7, step(0.1, 100, 0, 4, 0));
+  c.observe_step(1.8, step(0.1, 100, 0, 4, 0));
   EXPECT_TRUE(c.window_complete(1.8));
 }
 
@@ -126,7 +137,7 @@ TEST(SlaController, RevertsAGrowThatOnlyRaisedLatencyAndFreezes) {
   auto window = [&](double step_s, int32_t tokens) {
     while (!c.window_complete(now)) {
       now += step_s;
-      c.observe_step(now, step_s, tokens, 0, 8, 8, 3);
+      c.observe_step(now, step(step_s, tokens, 0, 8, 3));
     }
     return c.decide(now);
   };
@@ -145,6 +156,62 @@ TEST(SlaController, RevertsAGrowThatOnlyRaisedLatencyAndFreezes) {
   const SlaControllerSnapshot s = c.snapshot();
   EXPECT_EQ(s.decisions[static_cast<int>(SlaAction::Revert)], 1);
   EXPECT_EQ(s.windows, 3 + cfg.freeze_windows);
+}
+
+// Steps of `tokens` tokens taking `step_s` each, until the window completes;
+// `prompts_cut` sequences' prompts go on after each step; nothing waits.
+SlaDecision quiet_window(SlaController& c, double& now, double step_s, int32_t tokens, int32_t prompts_cut) {
+  while (!c.window_complete(now)) {
+    now += step_s;
+    SlaStepSample s = step(step_s, tokens, tokens / 2, 4, 0);
+    s.prompts_cut = prompts_cut;
+    c.observe_step(now, s);
+  }
+  return c.decide(now);
+}
+
+// A controller (TPOT target 0.1 s, budget up to 1024) after one window that shrank it.
+SlaController after_a_shrink(double& now) {
+  SlaControllerConfig cfg = config(0.1);
+  cfg.max_step_tokens = 1024;
+  SlaController c(cfg);
+  EXPECT_EQ(quiet_window(c, now, 0.5, 600, 0).action, SlaAction::Shrink);
+  return c;
+}
+
+TEST(SlaController, ACutPromptIsDemand) {
+  double now = 0;
+  SlaController c = after_a_shrink(now);
+  // Well within the target, no step fills the budget, nothing waits: no demand.
+  const SlaDecision idle = quiet_window(c, now, 0.02, 100, 0);
+  EXPECT_EQ(idle.action, SlaAction::Hold) << idle.describe();
+  // The same steps, but prompts were cut by the long-chunk cap: grow.
+  const SlaDecision cut = quiet_window(c, now, 0.02, 100, 1);
+  EXPECT_EQ(cut.action, SlaAction::Grow) << cut.describe();
+}
+
+TEST(SlaController, HoldsWhenOverloadedRatherThanShrinking) {
+  SlaController c(config(0.1, 0.5));
+  double now = 0;
+  while (!c.window_complete(now)) {
+    now += 0.3;
+    c.observe_step(now, step(0.3, 500, 400, 8, 20));
+  }
+  for (int i = 0; i < 5; ++i) c.observe_ttft(3.0);
+  const SlaDecision d = c.decide(now);
+  EXPECT_EQ(d.action, SlaAction::Hold) << d.describe();
+  EXPECT_NE(d.reason.find("overloaded"), std::string::npos) << d.reason;
+  EXPECT_EQ(c.settings(), (SlaSettings{2048, 64})) << "a smaller step would only lengthen the queue";
+}
+
+TEST(SlaController, JudgesAGrowByThroughputOnlyWhenSaturated) {
+  double now = 0;
+  SlaController c = after_a_shrink(now);
+  ASSERT_EQ(quiet_window(c, now, 0.02, 100, 1).action, SlaAction::Grow);
+  // Half the load arrives in the next window: fewer tokens/s and slower steps (still
+  // within the SLA), but the window was not saturated, so it says nothing of the grow.
+  const SlaDecision d = quiet_window(c, now, 0.03, 50, 0);
+  EXPECT_NE(d.action, SlaAction::Revert) << d.describe();
 }
 
 TEST(SchedulerStepLimits, LowerTheBudgetAndCapWithoutPreempting) {
