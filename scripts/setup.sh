@@ -19,7 +19,7 @@ APT_PACKAGES=(
 # gguf (with numpy) writes the random-weight deepseek2 models of tests/e2e/deepseek;
 # matplotlib draws `deepbatch loadtest --plot`.
 # Each is installed when its module (the name before "==") cannot be imported.
-PY_PACKAGES=(openai==3.57.0 gguf==0.19.0 matplotlib==3.9.2)
+PY_PACKAGES=(openai==3.57.0 gguf==0.19.0 matplotlib==3.9.2 jsonschema==4.26.0)
 
 log() { echo "[setup] $*"; }
 
@@ -67,6 +67,7 @@ build() {
 install_packages
 install_python_packages
 bash scripts/fetch_default_model.sh
+bash scripts/fetch_xgrammar.sh
 if [[ "${1:-}" != "--no-build" ]]; then
   log "building Release in build/"
   build build -DCMAKE_BUILD_TYPE=Release

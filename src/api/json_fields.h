@@ -10,7 +10,9 @@
 
 namespace db::api {
 
-using Json = nlohmann::json;
+// Objects keep their keys in the order the client wrote them: a JSON schema's
+// property order is the order a constrained output writes them in.
+using Json = nlohmann::ordered_json;
 
 // "a string", "an integer", "an object", ... for messages about `v`'s type.
 std::string json_type_name(const Json& v);

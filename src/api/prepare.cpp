@@ -4,15 +4,28 @@
 
 #include "api/api_error.h"
 #include "bundle/model_bundle.h"
+#include "grammar/constraint_compiler.h"
 #include "tokenizer/tokenizer.h"
 
 namespace db::api {
 
 namespace {
 
-EngineRequest engine_request_from(const CommonFields& c) {
+// The request's output constraint compiled for the model (cached by spec), or none.
+std::shared_ptr<const TokenConstraint> compile_constraint(const CommonFields& c, const ModelBundle& bundle) {
+  if (!c.guided) return nullptr;
+  try {
+    return bundle.constraint_compiler().compile(c.guided->spec);
+  } catch (const Error& e) {
+    throw ApiError(std::string("'") + c.guided->field + "' cannot be followed: " + e.what(), c.guided->field,
+                   "invalid_value");
+  }
+}
+
+EngineRequest engine_request_from(const CommonFields& c, const ModelBundle& bundle) {
   EngineRequest e;
   e.sampling = c.sampling;
+  e.sampling.constraint = compile_constraint(c, bundle);
   e.n = c.n;
   e.stop = c.stop;
   e.stop_token_ids = c.stop_token_ids;
@@ -72,7 +85,7 @@ PreparedRequest prepare_completion(const CompletionRequest& req, const ModelBund
   for (size_t i = 0; i < req.prompts.size(); ++i) {
     const PromptInput& p = req.prompts[i];
     const std::string param = req.prompts.size() == 1 ? "prompt" : "prompt[" + std::to_string(i) + "]";
-    EngineRequest e = engine_request_from(req.common);
+    EngineRequest e = engine_request_from(req.common, bundle);
     if (p.is_tokens) {
       check_token_ids(p.tokens, tok.vocab_size(), param);
       e.prompt = p.tokens;
@@ -95,7 +108,7 @@ PreparedRequest prepare_chat(const ChatCompletionRequest& req, const ModelBundle
   if (!bundle.has_chat_template())
     throw ApiError("the model has no chat template; use /v1/completions with a plain prompt", "messages",
                    "chat_template_missing");
-  EngineRequest e = engine_request_from(req.common);
+  EngineRequest e = engine_request_from(req.common, bundle);
   std::string text;
   try {
     text = bundle.render_chat(req.messages, /*add_generation_prompt=*/true);

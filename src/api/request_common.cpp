@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "api/api_error.h"
+#include "api/guided_fields.h"
 
 namespace db::api {
 
@@ -132,6 +133,11 @@ CommonFields parse_common_fields(const Json& body) {
   }
   c.user = opt_string(body, "user").value_or("");
   c.timeout = parse_timeout(body);
+  c.guided = parse_guided_fields(body);
+  if (c.guided && c.ignore_eos)
+    throw ApiError("'ignore_eos' cannot be combined with a constrained output: the constraint ends the output "
+                   "with an end-of-generation token",
+                   "ignore_eos", "invalid_value");
   return c;
 }
 

@@ -8,6 +8,7 @@
 
 #include "api/json_fields.h"
 #include "engine/request_validation.h"
+#include "api/guided_fields.h"
 #include "sample/sampling_params.h"
 
 namespace db::api {
@@ -30,6 +31,7 @@ struct CommonFields {
   std::string user;                      // "user" (opaque end-user id; not used for generation)
   double timeout = 0;                    // "timeout": seconds from submission until the request is ended
                                          // (HTTP 408), in (0, kMaxRequestTimeoutSeconds]; 0 when not given
+  std::optional<GuidedOutput> guided;    // what the output must follow, and the field that said so; none when unset
 };
 
 // Largest "timeout" a request may ask for (about 11.5 days): beyond it a value is

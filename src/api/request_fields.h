@@ -3,8 +3,8 @@
 //   ignored:     harmless bookkeeping OpenAI clients may send, accepted and not used:
 //                "metadata" and "service_tier" (they change nothing in the output);
 //   unsupported: an OpenAI field this server does not implement (logit_bias, best_of,
-//                suffix, tools, tool_choice, response_format, parallel_tool_calls,
-//                functions, function_call): 400 naming it, unless its value is null;
+//                suffix, tools, tool_choice, parallel_tool_calls, functions,
+//                function_call): 400 naming it, unless its value is null;
 //   unknown:     anything else: 400 naming it, whatever its value.
 // Messages of a chat request hold "role", "content" and optionally "name" (ignored);
 // "tool_calls", "tool_call_id", "function_call", "refusal" and "audio" are unsupported

@@ -75,6 +75,8 @@ class BatchJob {
   bool expiring_ = false;  // the deadline passed: aborted requests get "batch_expired" records
   size_t total_ = 0, done_ = 0, failed_this_run_ = 0;
   int64_t generated_at_start_ = 0;
+  int64_t masks_at_start_ = 0;
+  double mask_seconds_at_start_ = 0;
   Clock::time_point start_ = Clock::now();
 
   std::mutex mu_;
@@ -303,7 +305,10 @@ BatchSummary BatchJob::run() {
     opts_.counters->completed = state.records - state.error_records;
     opts_.counters->failed = state.error_records;
   }
-  generated_at_start_ = engine_.stats().generated_tokens;
+  const EngineStats at_start = engine_.stats();
+  generated_at_start_ = at_start.generated_tokens;
+  masks_at_start_ = at_start.constraint_masks;
+  mask_seconds_at_start_ = at_start.constraint_mask_seconds;
   write_bad_lines(input, state);
 
   std::vector<const BatchItem*> pending;
@@ -356,6 +361,9 @@ BatchSummary BatchJob::run() {
   writer_.sync();
   progress_.finish(snapshot());
   summary_.wall_seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+  const EngineStats end = engine_.stats();
+  summary_.constraint_masks = end.constraint_masks - masks_at_start_;
+  summary_.constraint_mask_seconds = end.constraint_mask_seconds - mask_seconds_at_start_;
   return summary_;
 }
 

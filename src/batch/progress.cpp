@@ -92,6 +92,10 @@ std::string format_summary(const BatchSummary& s, const std::string& output_path
          printf_string(": %.2f requests/s, %.1f generated tokens/s, %.1f total tokens/s\n", rate(requests, wall),
                        rate(static_cast<double>(s.generated_tokens), wall),
                        rate(static_cast<double>(total_tokens), wall));
+  if (s.constraint_masks > 0)
+    out += printf_string("[deepbatch run] constrained outputs: %.0f token masks, %.1f us per mask\n",
+                         static_cast<double>(s.constraint_masks),
+                         1e6 * s.constraint_mask_seconds / static_cast<double>(s.constraint_masks));
   out += "[deepbatch run] output: " + output_path + " (one record per line, in completion order, not input order)\n";
   return out;
 }

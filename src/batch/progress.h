@@ -52,6 +52,8 @@ struct BatchSummary {
   double wall_seconds = 0;       // wall time of this run
   bool stopped = false;          // BatchJobOptions::stop ended the run before every request finished
   size_t expired = 0;            // of `failed`: "batch_expired" records (BatchJobOptions::deadline passed)
+  int64_t constraint_masks = 0;  // masks filled for constrained outputs this run
+  double constraint_mask_seconds = 0;  // ... and their seconds, summed over threads
 };
 
 // Multi-line human-readable summary (ends with a newline).

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "chat/chat_template.h"
+#include "grammar/constraint_compiler.h"
 #include "io/gguf.h"
 #include "model/model_source.h"
 #include "util/error.h"
@@ -78,6 +79,13 @@ std::string ModelBundle::render_chat(const std::vector<ChatMessage>& messages, b
 
 std::vector<int32_t> ModelBundle::encode_prompt(const std::string& text) const {
   return tokenizer_->encode(text, /*add_special=*/true, /*parse_special=*/true);
+}
+
+ConstraintCompiler& ModelBundle::constraint_compiler() const {
+  std::call_once(constraints_once_, [&] {
+    constraints_ = std::make_unique<ConstraintCompiler>(*tokenizer_, model_->config().vocab);
+  });
+  return *constraints_;
 }
 
 std::vector<int32_t> ModelBundle::encode_chat(const std::vector<ChatMessage>& messages) const {

@@ -3,6 +3,7 @@
 // Face checkpoint directory.
 #pragma once
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,8 @@
 #include "tokenizer/tokenizer.h"
 
 namespace db {
+
+class ConstraintCompiler;
 
 namespace chat {
 class ChatTemplate;
@@ -36,6 +39,9 @@ class ModelBundle {
   std::string render_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const;
   // Prompt ids for raw text: BOS/EOS added as the model asks, special tokens parsed.
   std::vector<int32_t> encode_prompt(const std::string& text) const;
+  // Compiles output constraints (JSON schemas, grammars) for this model's vocabulary;
+  // made on first use (it reads the whole vocabulary), then shared. Thread-safe.
+  ConstraintCompiler& constraint_compiler() const;
   // Prompt ids for a conversation: the rendered template already holds any BOS.
   std::vector<int32_t> encode_chat(const std::vector<ChatMessage>& messages) const;
 
@@ -46,6 +52,8 @@ class ModelBundle {
   WeightReadBytes weight_read_bytes_;
   std::unique_ptr<chat::ChatTemplate> chat_;
   std::string bos_text_, eos_text_;  // values of bos_token / eos_token in the template
+  mutable std::once_flag constraints_once_;
+  mutable std::unique_ptr<ConstraintCompiler> constraints_;
 };
 
 }  // namespace db

@@ -85,6 +85,8 @@ struct EngineStats {
   int64_t evicted_blocks = 0;                 // cached blocks reused for other tokens so far
   int64_t resident_blocks = 0;                // blocks whose memory has been touched (RSS of the pool)
   std::array<int64_t, 3> blocks_by_priority{};  // blocks held by running sequences of class 0, 1, 2
+  int64_t constraint_masks = 0;               // masks of allowed tokens filled for constrained sequences
+  double constraint_mask_seconds = 0;         // ... and the seconds that took, summed over threads
   int64_t timeouts = 0, queue_timeouts = 0, promotions = 0;  // deadline aborts, queue-wait rejections, promotions
   MemoryGuardSnapshot memory_guard;           // the guard's state, cap and events
   SlaControllerSnapshot sla;                  // the SLA controller's targets, settings and decisions

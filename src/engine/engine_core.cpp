@@ -250,6 +250,8 @@ void EngineCore::read_stats(EngineStats& s, bool scan_pool) const {
   }
   s.evicted_blocks = static_cast<int64_t>(kv.prefix_cache_stats().evicted_blocks);
   s.resident_blocks = kv.pool().num_resident_blocks();
+  s.constraint_masks = runner_->constraint_masks();
+  s.constraint_mask_seconds = runner_->constraint_mask_seconds();
   s.timeouts = c.timeouts;
   s.queue_timeouts = c.queue_timeouts;
   s.promotions = c.promotions;

@@ -1,5 +1,6 @@
 #include "runner/model_runner.h"
 
+#include <chrono>
 #include <span>
 #include <string>
 
@@ -49,9 +50,21 @@ void ModelRunner::sync_sequences(const SchedulerOutput& step) {
     s.num_prompt_tokens = r.new_data->num_prompt_tokens;
     s.sampling = r.new_data->sampling;
     s.sampler_state = r.new_data->sampler_state;
+    start_constraint(r.id, s);
   }
   for (const ScheduledRequest& r : step.scheduled_running)
     DB_CHECK(seqs_.count(r.id), "the runner holds no state for running sequence " + std::to_string(r.id));
+}
+
+void ModelRunner::start_constraint(RequestId id, Sequence& s) {
+  s.constraint.reset();
+  if (!s.sampling.constraint) return;
+  s.constraint = s.sampling.constraint->start();
+  s.mask.resize(static_cast<size_t>(token_mask_words(model_.config().vocab)));
+  for (size_t i = static_cast<size_t>(s.num_prompt_tokens); i < s.tokens.size(); ++i)
+    DB_CHECK(s.constraint->accept(s.tokens[i]), "sequence " + std::to_string(id) + ": output token " +
+                                                    std::to_string(s.tokens[i]) + " breaks its " +
+                                                    s.sampling.constraint->describe() + " constraint");
 }
 
 void ModelRunner::add_to_batch(const ScheduledRequest& r, Sequence& seq) {
@@ -84,18 +97,27 @@ void ModelRunner::add_to_batch(const ScheduledRequest& r, Sequence& seq) {
 void ModelRunner::sample_rows(ModelRunnerOutput& out) {
   const auto n = static_cast<int64_t>(sampled_.size());
   std::vector<RequestSamples> rows(sampled_.size());
+  std::vector<double> mask_seconds(samplers_.size(), 0.0);
   pool_.run([&](int tid, int nth) {
     for (int64_t row = n * tid / nth; row < n * (tid + 1) / nth; ++row)
-      rows[static_cast<size_t>(row)] = sample_row(samplers_[static_cast<size_t>(tid)], static_cast<size_t>(row));
+      rows[static_cast<size_t>(row)] = sample_row(samplers_[static_cast<size_t>(tid)], static_cast<size_t>(row),
+                                                  mask_seconds[static_cast<size_t>(tid)]);
   });
+  for (double s : mask_seconds) constraint_mask_seconds_ += s;
   out.requests.reserve(rows.size());
   for (size_t row = 0; row < rows.size(); ++row) {
-    sampled_[row].seq->tokens.push_back(rows[row].samples.front().token);
+    Sequence& seq = *sampled_[row].seq;
+    const int32_t token = rows[row].samples.front().token;
+    seq.tokens.push_back(token);
+    if (seq.constraint) ++constraint_masks_;
+    if (seq.constraint)  // the mask allowed it, so this holds unless the constraint engine is wrong
+      DB_CHECK(seq.constraint->accept(token), "sequence " + std::to_string(rows[row].id) + ": sampled token " +
+                                                  std::to_string(token) + " breaks its constraint");
     out.requests.push_back(std::move(rows[row]));
   }
 }
 
-RequestSamples ModelRunner::sample_row(Sampler& sampler, size_t row) const {
+RequestSamples ModelRunner::sample_row(Sampler& sampler, size_t row, double& mask_seconds) const {
   const int32_t vocab = model_.config().vocab;
   const ScheduledRequest& r = *sampled_[row].req;
   const Sequence& seq = *sampled_[row].seq;
@@ -103,12 +125,20 @@ RequestSamples ModelRunner::sample_row(Sampler& sampler, size_t row) const {
   const std::span<const int32_t> all(seq.tokens);
   const TokenHistory history{all.first(static_cast<size_t>(seq.num_prompt_tokens)),
                              all.subspan(static_cast<size_t>(seq.num_prompt_tokens))};
+  std::span<const uint32_t> allowed;
+  if (seq.constraint) {
+    const auto t0 = std::chrono::steady_clock::now();
+    Sequence& mutable_seq = *sampled_[row].seq;
+    mutable_seq.constraint->fill_mask(mutable_seq.mask);
+    allowed = mutable_seq.mask;
+    mask_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
   RequestSamples rs;
   rs.id = r.id;
-  for (int32_t k = 0; k < r.num_samples; ++k) {
+  for (int32_t k = 0; k < r.num_samples; ++k) {  // n > 1: every first token from the same state
     SamplerState state = seq.sampler_state;
     state.stream += static_cast<uint32_t>(k);
-    SampleResult res = sampler.sample(logits, vocab, seq.sampling, state, history);
+    SampleResult res = sampler.sample(logits, vocab, seq.sampling, state, history, allowed);
     rs.samples.push_back(SampledToken{res.token, res.logprob, std::move(res.top_logprobs)});
   }
   return rs;

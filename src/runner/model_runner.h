@@ -4,7 +4,10 @@
 //
 // It keeps, per sequence, the tokens, sampling parameters and sampler state it
 // was given in NewRequestData, appends the tokens it samples, and forgets a
-// sequence when the scheduler lists it as preempted or finished. It never
+// sequence when the scheduler lists it as preempted or finished. A sequence
+// whose sampling has a constraint also keeps its state in it, rebuilt from the
+// output tokens whenever the sequence is (re)introduced (a fork, a resumed
+// preemption), so the state always matches the tokens. It never
 // decides who runs; the scheduler never touches tensors.
 #pragma once
 #include <cstdint>
@@ -34,6 +37,10 @@ class ModelRunner {
   size_t num_sequences() const { return seqs_.size(); }
   // The tokens the runner holds for a sequence (nullptr when unknown).
   const std::vector<int32_t>* tokens_of(RequestId id) const;
+  // Constraint masks filled so far (one per constrained row sampled) and the
+  // seconds spent filling them, summed over threads.
+  int64_t constraint_masks() const { return constraint_masks_; }
+  double constraint_mask_seconds() const { return constraint_mask_seconds_; }
 
  private:
   struct Sequence {
@@ -41,6 +48,10 @@ class ModelRunner {
     int32_t num_prompt_tokens = 0;   // leading prompt tokens
     SamplingParams sampling;         // per-token sampling
     SamplerState sampler_state;      // seed and stream
+    // With sampling.constraint: where the output so far has taken it, and the
+    // buffer for its mask of allowed next tokens.
+    std::unique_ptr<TokenConstraintState> constraint;
+    std::vector<uint32_t> mask;
   };
   struct SampledRow {
     const ScheduledRequest* req;  // the scheduled entry
@@ -48,11 +59,14 @@ class ModelRunner {
   };
 
   void sync_sequences(const SchedulerOutput& step);
+  // Starts `s`'s constraint state (when its sampling has one) and walks it over the outputs it holds.
+  void start_constraint(RequestId id, Sequence& s);
   void add_to_batch(const ScheduledRequest& req, Sequence& seq);
   // Samples every row of sampled_ (on the pool's threads), then appends each sequence's token.
   void sample_rows(ModelRunnerOutput& out);
-  // Row `row`'s num_samples samples, with `sampler`'s scratch; changes nothing.
-  RequestSamples sample_row(Sampler& sampler, size_t row) const;
+  // Row `row`'s num_samples samples, with `sampler`'s scratch; changes nothing but
+  // the row's constraint mask buffer. Adds the seconds its mask took to `mask_seconds`.
+  RequestSamples sample_row(Sampler& sampler, size_t row, double& mask_seconds) const;
 
   Model& model_;
   KVStore& kv_;
@@ -64,6 +78,8 @@ class ModelRunner {
   AttentionMetadata attn_;
   std::vector<SampledRow> sampled_;
   std::vector<float> logits_;
+  int64_t constraint_masks_ = 0;
+  double constraint_mask_seconds_ = 0;
 };
 
 }  // namespace db

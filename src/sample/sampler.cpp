@@ -1,5 +1,6 @@
 #include "sample/sampler.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -35,14 +36,28 @@ int32_t argmax(const float* logits, int32_t vocab) {
   return best;
 }
 
+void mask_logits(float* logits, int32_t vocab, std::span<const uint32_t> allowed) {
+  DB_CHECK(allowed.size() == static_cast<size_t>(token_mask_words(vocab)),
+           "a token mask of " + std::to_string(allowed.size()) + " words for a vocabulary of " + std::to_string(vocab));
+  constexpr float kNone = -std::numeric_limits<float>::infinity();
+  for (int32_t w = 0; w < token_mask_words(vocab); ++w) {
+    const uint32_t word = allowed[static_cast<size_t>(w)];
+    if (word == ~0u) continue;
+    const int32_t end = std::min(vocab, (w + 1) * 32);
+    for (int32_t id = w * 32; id < end; ++id)
+      if (!((word >> (id - w * 32)) & 1u)) logits[id] = kNone;
+  }
+}
+
 SampleResult Sampler::sample(const float* logits, int32_t vocab, const SamplingParams& params,
-                             const SamplerState& state, const TokenHistory& history) {
+                             const SamplerState& state, const TokenHistory& history, std::span<const uint32_t> allowed) {
   params.validate();
   if (vocab <= 0) throw Error("cannot sample from an empty vocabulary (vocab = " + std::to_string(vocab) + ")");
   const float* processed = logits;
-  if (params.has_penalties()) {
+  if (params.has_penalties() || !allowed.empty()) {
     penalized_.assign(logits, logits + vocab);
-    penalty_scratch_.apply(penalized_.data(), vocab, params, history);
+    if (params.has_penalties()) penalty_scratch_.apply(penalized_.data(), vocab, params, history);
+    if (!allowed.empty()) mask_logits(penalized_.data(), vocab, allowed);
     processed = penalized_.data();
   }
   SampleResult result;

@@ -22,6 +22,7 @@
 #include "sample/penalties.h"
 #include "sample/sampler_state.h"
 #include "sample/sampling_params.h"
+#include "sample/token_constraint.h"
 #include "sample/token_history.h"
 #include "sample/truncation.h"
 
@@ -45,8 +46,11 @@ class Sampler {
  public:
   // Samples one token from logits[0, vocab). Throws db::Error for invalid params,
   // history tokens outside the vocabulary, or logits that hold NaN or no finite maximum.
+  // `allowed`, when not empty (token_mask_words(vocab) words): only the tokens it
+  // allows may be drawn (a constraint's mask, applied after the penalties);
+  // logprobs stay those of the raw distribution.
   SampleResult sample(const float* logits, int32_t vocab, const SamplingParams& params, const SamplerState& state,
-                      const TokenHistory& history);
+                      const TokenHistory& history, std::span<const uint32_t> allowed = {});
 
   // Samples every row of a row-major [rows.size(), vocab] logits matrix; result i is row i's.
   std::vector<SampleResult> sample_batch(const float* logits, int32_t vocab, std::span<const SampleRow> rows);
@@ -60,6 +64,9 @@ class Sampler {
   std::vector<float> weights_;    // per id: exp((logit - max) / temperature), set for the candidates only
   std::vector<int32_t> order_;    // candidate ids; after top-p the kept ones first
 };
+
+// Sets the logits of the tokens `allowed` leaves out to -inf.
+void mask_logits(float* logits, int32_t vocab, std::span<const uint32_t> allowed);
 
 // Index of the largest logit, ties to the lowest id. Throws db::Error on NaN or an empty row.
 int32_t argmax(const float* logits, int32_t vocab);

@@ -1,7 +1,10 @@
 // Per-request sampling parameters, with OpenAI / vLLM names, defaults and meaning.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
+
+#include "sample/token_constraint.h"
 
 namespace db {
 
@@ -20,6 +23,8 @@ struct SamplingParams {
   float frequency_penalty = 0.0f;   // subtracted from a token's logit per occurrence in the output; [-2, 2]
   std::optional<uint64_t> seed;     // fixes the random draws; unset = a seed drawn from std::random_device
   std::optional<int32_t> logprobs;  // set: return the chosen token's logprob and this many top logprobs; [0, 20]
+  // Set: every sampled token must follow it (a JSON schema, a grammar, ...); shared, immutable.
+  std::shared_ptr<const TokenConstraint> constraint;
 
   // Throws db::Error naming the offending parameter, its allowed range and the value given.
   void validate() const;
