@@ -1,6 +1,6 @@
 #include "cli_options.h"
 
-
+#include "bundle/model_bundle.h"
 #include "util/error.h"
 
 namespace db::cli {
@@ -52,6 +52,18 @@ DType parse_kv_dtype(const std::string& s) {
   if (s == "bf16") return DType::BF16;
   if (s == "f32") return DType::F32;
   throw Error("--kv-dtype must be f16, bf16 or f32, got '" + s + "'");
+}
+
+void add_reasoning_option(CLI::App& app, std::string& parser) {
+  app.add_option("--reasoning-parser", parser,
+                 "Chat answers: put <think>...</think> text in reasoning_content (deepseek_r1), never (none), or "
+                 "when the model's chat template thinks (auto)")
+      ->check(CLI::IsMember({"auto", "deepseek_r1", "none"}))
+      ->capture_default_str();
+}
+
+void apply_reasoning_parser(ModelBundle& bundle, const std::string& parser) {
+  if (parser != "auto") bundle.set_reasoning_split(parser == "deepseek_r1");
 }
 
 }  // namespace db::cli

@@ -8,6 +8,10 @@
 #include "sample/sampling_params.h"
 #include "tensor/dtype.h"
 
+namespace db {
+class ModelBundle;
+}
+
 namespace db::cli {
 
 struct ModelOptions {
@@ -37,5 +41,10 @@ void add_sampling_options(CLI::App& app, SamplingOptions& o);
 SamplingParams to_sampling_params(const SamplingOptions& o);
 // "f16" | "bf16" | "f32" -> DType; throws db::Error otherwise.
 DType parse_kv_dtype(const std::string& s);
+
+// --reasoning-parser auto|deepseek_r1|none (run and serve): whether chat answers split
+// "<think>" reasoning into reasoning_content; auto: when the chat template thinks.
+void add_reasoning_option(CLI::App& app, std::string& parser);
+void apply_reasoning_parser(ModelBundle& bundle, const std::string& parser);
 
 }  // namespace db::cli

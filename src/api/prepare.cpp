@@ -36,6 +36,14 @@ EngineRequest engine_request_from(const CommonFields& c, const ModelBundle& bund
   return e;
 }
 
+void check_logit_bias(const SamplingParams& s, size_t vocab) {
+  for (const auto& [id, bias] : s.logit_bias)
+    if (static_cast<size_t>(id) >= vocab)
+      throw ApiError("'logit_bias' names token id " + std::to_string(id) + ", outside the vocabulary of " +
+                         std::to_string(vocab) + " tokens",
+                     "logit_bias", "invalid_value");
+}
+
 void check_token_ids(const std::vector<int32_t>& ids, size_t vocab, const std::string& param) {
   for (size_t i = 0; i < ids.size(); ++i)
     if (ids[i] < 0 || static_cast<size_t>(ids[i]) >= vocab)
@@ -81,6 +89,7 @@ int32_t resolve_max_tokens(int64_t prompt_len, std::optional<int32_t> requested,
 PreparedRequest prepare_completion(const CompletionRequest& req, const ModelBundle& bundle, int64_t max_context) {
   const Tokenizer& tok = bundle.tokenizer();
   check_token_ids(req.common.stop_token_ids, tok.vocab_size(), "stop_token_ids");
+  check_logit_bias(req.common.sampling, tok.vocab_size());
   PreparedRequest out;
   for (size_t i = 0; i < req.prompts.size(); ++i) {
     const PromptInput& p = req.prompts[i];
@@ -105,6 +114,7 @@ PreparedRequest prepare_completion(const CompletionRequest& req, const ModelBund
 
 PreparedRequest prepare_chat(const ChatCompletionRequest& req, const ModelBundle& bundle, int64_t max_context) {
   check_token_ids(req.common.stop_token_ids, bundle.tokenizer().vocab_size(), "stop_token_ids");
+  check_logit_bias(req.common.sampling, bundle.tokenizer().vocab_size());
   if (!bundle.has_chat_template())
     throw ApiError("the model has no chat template; use /v1/completions with a plain prompt", "messages",
                    "chat_template_missing");

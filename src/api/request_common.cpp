@@ -1,5 +1,6 @@
 #include "api/request_common.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "api/api_error.h"
@@ -61,7 +62,36 @@ std::optional<uint64_t> parse_seed(const Json& body) {
   throw ApiError("'seed' must be an integer, got " + json_type_name(*v), "seed", "invalid_type");
 }
 
+// "logit_bias": {"<token id>": bias, ...}, ids as decimal strings, biases in [-100, 100].
+std::vector<std::pair<int32_t, float>> parse_logit_bias(const Json& v) {
+  if (!v.is_object())
+    throw ApiError("'logit_bias' must be an object mapping token ids to biases, got " + json_type_name(v),
+                   "logit_bias", "invalid_type");
+  if (v.size() > kMaxLogitBiasTokens)
+    throw ApiError("'logit_bias' may name at most " + std::to_string(kMaxLogitBiasTokens) + " tokens, got " +
+                       std::to_string(v.size()),
+                   "logit_bias", "invalid_value");
+  std::vector<std::pair<int32_t, float>> out;
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    const std::string& key = it.key();
+    const bool digits = !key.empty() && key.size() <= 10 &&
+                        std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const long long id = digits ? std::stoll(key) : -1;
+    if (id < 0 || id > INT32_MAX)
+      throw ApiError("'logit_bias' keys must be token ids (decimal integers), got '" + key.substr(0, 32) + "'",
+                     "logit_bias", "invalid_value");
+    const std::string param = "logit_bias." + key;
+    if (!it.value().is_number())
+      throw ApiError("'" + param + "' must be a number, got " + json_type_name(it.value()), param, "invalid_type");
+    const double bias = it.value().get<double>();
+    check_number_range(bias, -kMaxLogitBias, kMaxLogitBias, param, "in [-100, 100]");
+    out.emplace_back(static_cast<int32_t>(id), static_cast<float>(bias));
+  }
+  return out;
+}
+
 void parse_sampling(const Json& body, SamplingParams& p) {
+  if (const Json* lb = find_field(body, "logit_bias")) p.logit_bias = parse_logit_bias(*lb);
   if (auto v = opt_number(body, "temperature")) {
     check_number_range(*v, 0.0, 2.0, "temperature", "in [0, 2]");
     p.temperature = static_cast<float>(*v);

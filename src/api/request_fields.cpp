@@ -9,18 +9,18 @@ namespace db::api {
 
 namespace {
 
-constexpr std::array<std::string_view, 26> kCommonFields = {
+constexpr std::array<std::string_view, 27> kCommonFields = {
     "model",          "temperature", "top_p",          "top_k",      "min_p",
     "presence_penalty", "frequency_penalty", "repetition_penalty", "seed", "n",
     "stop",           "stop_token_ids", "ignore_eos",   "skip_special_tokens", "priority",
     "stream",         "stream_options", "user",         "max_tokens", "logprobs",
     "timeout",        "response_format", "guided_json", "guided_regex", "guided_grammar",
-    "guided_choice"};
+    "guided_choice", "logit_bias"};
 constexpr std::array<std::string_view, 2> kCompletionFields = {"prompt", "echo"};
 constexpr std::array<std::string_view, 3> kChatFields = {"messages", "max_completion_tokens", "top_logprobs"};
 constexpr std::array<std::string_view, 2> kIgnoredFields = {"metadata", "service_tier"};
-constexpr std::array<std::string_view, 8> kUnsupportedFields = {
-    "logit_bias", "best_of", "suffix", "tools", "tool_choice", "parallel_tool_calls", "functions", "function_call"};
+constexpr std::array<std::string_view, 7> kUnsupportedFields = {
+    "best_of", "suffix", "tools", "tool_choice", "parallel_tool_calls", "functions", "function_call"};
 
 constexpr std::array<std::string_view, 3> kMessageFields = {"role", "content", "name"};
 constexpr std::array<std::string_view, 5> kUnsupportedMessageFields = {"tool_calls", "tool_call_id", "function_call",

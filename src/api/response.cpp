@@ -3,6 +3,7 @@
 #include <chrono>
 #include <random>
 
+#include "chat/reasoning_split.h"
 #include "engine/engine_types.h"
 #include "tokenizer/tokenizer.h"
 
@@ -127,7 +128,13 @@ OJson chat_completion_response(const ChatCompletionRequest& req, const Generatio
     const ChoiceOutput& c = result.choices()[i];
     OJson message;
     message["role"] = "assistant";
-    message["content"] = c.text;
+    if (meta.split_reasoning) {
+      chat::ReasoningParts parts = chat::split_reasoning(c.text);
+      message["content"] = parts.content ? OJson(std::move(*parts.content)) : OJson(nullptr);
+      message["reasoning_content"] = std::move(parts.reasoning);
+    } else {
+      message["content"] = c.text;
+    }
     OJson choice;
     choice["index"] = i;
     choice["message"] = std::move(message);

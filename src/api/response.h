@@ -24,6 +24,7 @@ struct ResponseMeta {
   std::string id;       // "cmpl-..." / "chatcmpl-..."
   int64_t created = 0;  // Unix seconds
   std::string model;    // model name echoed back
+  bool split_reasoning = false;  // chat: "<think>" text goes to reasoning_content (chat/reasoning_split.h)
 };
 
 // {"id", "object", "created", "model"}: the head of every response body and stream chunk.

@@ -218,6 +218,7 @@ void BatchJob::finish(Group* g) {
     meta.created = api::unix_time_now();
     meta.model = api::common_fields(item.request).model;
     if (meta.model.empty()) meta.model = opts_.model_name;
+    meta.split_reasoning = bundle_.splits_reasoning();
     writer_.append(success_record(item.custom_id, api::build_response(item.request, r, bundle_.tokenizer(), meta)));
     ++summary_.ok;
     ++done_;

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "chat/chat_template.h"
+#include "chat/reasoning_split.h"
 #include "grammar/constraint_compiler.h"
 #include "io/gguf.h"
 #include "model/model_source.h"
@@ -60,6 +61,7 @@ std::unique_ptr<ModelBundle> ModelBundle::open(const std::string& path, int load
   if (tmpl) {
     try {
       b->chat_ = std::make_unique<chat::ChatTemplate>(chat::ChatTemplate::parse(*tmpl));
+      b->split_reasoning_ = chat::template_thinks(*tmpl);
     } catch (const Error& e) {
       throw Error(path + ": chat template: " + e.what());
     }

@@ -39,6 +39,11 @@ class ModelBundle {
   std::string render_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const;
   // Prompt ids for raw text: BOS/EOS added as the model asks, special tokens parsed.
   std::vector<int32_t> encode_prompt(const std::string& text) const;
+  // Whether chat answers split "<think>" reasoning into reasoning_content
+  // (chat/reasoning_split.h): by default when the chat template shows the model
+  // thinks; set_reasoning_split overrides it (call before serving).
+  bool splits_reasoning() const { return split_reasoning_; }
+  void set_reasoning_split(bool on) { split_reasoning_ = on; }
   // Compiles output constraints (JSON schemas, grammars) for this model's vocabulary;
   // made on first use (it reads the whole vocabulary), then shared. Thread-safe.
   ConstraintCompiler& constraint_compiler() const;
@@ -52,6 +57,7 @@ class ModelBundle {
   WeightReadBytes weight_read_bytes_;
   std::unique_ptr<chat::ChatTemplate> chat_;
   std::string bos_text_, eos_text_;  // values of bos_token / eos_token in the template
+  bool split_reasoning_ = false;
   mutable std::once_flag constraints_once_;
   mutable std::unique_ptr<ConstraintCompiler> constraints_;
 };

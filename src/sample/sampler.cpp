@@ -54,9 +54,15 @@ SampleResult Sampler::sample(const float* logits, int32_t vocab, const SamplingP
   params.validate();
   if (vocab <= 0) throw Error("cannot sample from an empty vocabulary (vocab = " + std::to_string(vocab) + ")");
   const float* processed = logits;
-  if (params.has_penalties() || !allowed.empty()) {
+  if (params.changes_logits() || !allowed.empty()) {
     penalized_.assign(logits, logits + vocab);
     if (params.has_penalties()) penalty_scratch_.apply(penalized_.data(), vocab, params, history);
+    for (const auto& [id, bias] : params.logit_bias) {
+      if (id >= vocab)
+        throw Error("logit_bias names token " + std::to_string(id) + ", outside the vocabulary of " +
+                    std::to_string(vocab));
+      penalized_[static_cast<size_t>(id)] += bias;
+    }
     if (!allowed.empty()) mask_logits(penalized_.data(), vocab, allowed);
     processed = penalized_.data();
   }

@@ -1,7 +1,7 @@
 // Token sampling from one row of logits per request.
 //
-// Processing order (as in vLLM / HF): penalties -> temperature -> top-k -> top-p
-// -> min-p -> draw. Greedy (temperature 0) is the argmax of the penalized
+// Processing order (as in vLLM / HF): penalties -> logit bias -> constraint mask
+// -> temperature -> top-k -> top-p -> min-p -> draw. Greedy (temperature 0) is the argmax of the penalized
 // logits, ties to the lowest id; top-k / top-p / min-p cannot change it.
 // Truncation is deterministic on ties: candidates are ranked by (logit desc,
 // id asc), top-k keeps exactly k, top-p keeps a token iff the probability of

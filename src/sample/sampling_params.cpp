@@ -31,6 +31,13 @@ void SamplingParams::validate() const {
     reject("repetition_penalty", "a finite number > 0", repetition_penalty);
   check_range("presence_penalty", presence_penalty, -2.0f, 2.0f, "in [-2, 2]");
   check_range("frequency_penalty", frequency_penalty, -2.0f, 2.0f, "in [-2, 2]");
+  if (logit_bias.size() > kMaxLogitBiasTokens)
+    reject("logit_bias", ("at most " + std::to_string(kMaxLogitBiasTokens) + " tokens").c_str(),
+           static_cast<double>(logit_bias.size()));
+  for (const auto& [id, bias] : logit_bias) {
+    if (id < 0) reject("logit_bias", "token ids >= 0", id);
+    check_range("logit_bias", bias, -kMaxLogitBias, kMaxLogitBias, "biases in [-100, 100]");
+  }
   if (logprobs && (*logprobs < 0 || *logprobs > kMaxLogprobs))
     reject("logprobs", ("in [0, " + std::to_string(kMaxLogprobs) + "]").c_str(), *logprobs);
 }

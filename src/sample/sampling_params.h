@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "sample/token_constraint.h"
 
@@ -12,6 +14,9 @@ namespace db {
 inline constexpr float kGreedyTemperature = 1e-5f;
 // Largest number of top logprobs a request may ask for (OpenAI's limit).
 inline constexpr int32_t kMaxLogprobs = 20;
+// Most tokens a logit_bias may name, and the largest bias (OpenAI's range is [-100, 100]).
+inline constexpr size_t kMaxLogitBiasTokens = 1024;
+inline constexpr float kMaxLogitBias = 100.0f;
 
 struct SamplingParams {
   float temperature = 1.0f;         // softmax temperature, any finite value >= 0 (as in vLLM); 0 = greedy argmax
@@ -23,6 +28,9 @@ struct SamplingParams {
   float frequency_penalty = 0.0f;   // subtracted from a token's logit per occurrence in the output; [-2, 2]
   std::optional<uint64_t> seed;     // fixes the random draws; unset = a seed drawn from std::random_device
   std::optional<int32_t> logprobs;  // set: return the chosen token's logprob and this many top logprobs; [0, 20]
+  // Added to the logits of these token ids after the penalties (OpenAI's logit_bias):
+  // distinct ids >= 0 (the sampler checks them against the vocabulary), biases in [-100, 100].
+  std::vector<std::pair<int32_t, float>> logit_bias;
   // Set: every sampled token must follow it (a JSON schema, a grammar, ...); shared, immutable.
   std::shared_ptr<const TokenConstraint> constraint;
 
@@ -30,6 +38,8 @@ struct SamplingParams {
   void validate() const;
   // True when decoding is a deterministic argmax (temperature below kGreedyTemperature).
   bool is_greedy() const { return temperature < kGreedyTemperature; }
+  // True when the logits are changed before the draw: penalties or a logit bias.
+  bool changes_logits() const { return has_penalties() || !logit_bias.empty(); }
   // True when any of the three penalties changes the logits.
   bool has_penalties() const {
     return repetition_penalty != 1.0f || presence_penalty != 0.0f || frequency_penalty != 0.0f;

@@ -75,6 +75,7 @@ void GenerationCall::start() {
   meta_.id = api::new_response_id(endpoint_ == api::Endpoint::Completions ? "cmpl-" : "chatcmpl-");
   meta_.created = api::unix_time_now();
   meta_.model = ctx_.config.model_name;
+  meta_.split_reasoning = endpoint_ == api::Endpoint::ChatCompletions && ctx_.bundle.splits_reasoning();
   int64_t prompt_tokens = 0;
   for (EngineRequest& part : prepared.parts) {
     part.priority = priority;

@@ -26,6 +26,7 @@ StreamWriter::StreamWriter(const api::ApiRequest& req, const api::PreparedReques
     for (int32_t s = 0; s < prepared.parts[p].n; ++s) echo_.push_back(echo);
   }
   for (const std::string& e : echo_) text_offset_.push_back(e.size());
+  if (chat_ && meta_.split_reasoning) reasoning_.resize(echo_.size());
 }
 
 void StreamWriter::begin() {
@@ -63,7 +64,18 @@ void StreamWriter::write_choice_chunk(size_t choice, const SampleOutput& out) {
   OJson chunk;
   if (chat_) {
     OJson delta = OJson::object();
-    if (!out.new_text.empty() || out.finish == FinishReason::None) delta["content"] = out.new_text;
+    if (!reasoning_.empty()) {  // text held back (a tag's first bytes) comes with a later chunk
+      chat::ReasoningStreamSplitter::Delta d = reasoning_[choice].push(out.new_text);
+      if (out.finish != FinishReason::None) {
+        chat::ReasoningStreamSplitter::Delta rest = reasoning_[choice].flush();
+        d.reasoning += rest.reasoning;
+        d.content += rest.content;
+      }
+      if (!d.reasoning.empty()) delta["reasoning_content"] = std::move(d.reasoning);
+      if (!d.content.empty()) delta["content"] = std::move(d.content);
+    } else if (!out.new_text.empty() || out.finish == FinishReason::None) {
+      delta["content"] = out.new_text;
+    }
     chunk = api::chat_chunk(meta_, choice, std::move(delta), std::move(lp), out.finish);
   } else {
     chunk = api::completion_chunk(meta_, choice, out.new_text, std::move(lp), out.finish);

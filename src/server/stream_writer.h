@@ -6,6 +6,7 @@
 // deadline, or the queue's limit: see api/timeout_error.h), and "data: [DONE]".
 // Thread-safe.
 #pragma once
+#include "chat/reasoning_split.h"
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -48,6 +49,7 @@ class StreamWriter {
   std::vector<size_t> first_choice_;  // per part: index of its first choice
   std::vector<std::string> echo_;     // per choice: echo text sent in the opening chunk
   std::vector<size_t> text_offset_;   // per choice: completions logprobs text_offset of the next token
+  std::vector<chat::ReasoningStreamSplitter> reasoning_;  // per choice, when meta_.split_reasoning
   bool ended_ = false;
 };
 

@@ -17,6 +17,15 @@ PROMPT = "The three primary colors are"
 CHAT = [{"role": "user", "content": "Write one sentence about the sea."}]
 
 
+def token_ids(base):
+    """Decoded text -> id for the default model's byte-level vocabulary (read with the gguf package)."""
+    from gguf import GGUFReader
+    field = GGUFReader(os.path.join(ARGS.source_dir, "models", "SmolLM2-135M-Instruct.Q4_1.gguf")).fields[
+        "tokenizer.ggml.tokens"]
+    texts = [bytes(field.parts[i]).decode("utf-8", "replace") for i in field.data]
+    return {t.replace("\u0120", " ").replace("\u010a", "\n"): i for i, t in enumerate(texts)}
+
+
 def test_models(client, base):
     models = client.models.list()
     check([m.id for m in models.data] == [MODEL], f"models: {models}")
@@ -42,8 +51,22 @@ def test_chat(client, base):
                       extra_body={"no_such_field": {"x": 1}})
     check(e.body.get("param") == "no_such_field", f"unknown field: {e.body}")
     e = expect_raises(openai.BadRequestError, client.chat.completions.create, model=MODEL, messages=CHAT, max_tokens=2,
-                      logit_bias={"1": 5})
-    check(e.body.get("param") == "logit_bias", f"unsupported field: {e.body}")
+                      tools=[{"type": "function", "function": {"name": "f", "parameters": {}}}])
+    check(e.body.get("param") == "tools", f"unsupported field: {e.body}")
+    # logit_bias: the greedy first token banned, the runner-up comes first; a +100 bias forces a token.
+    top = client.completions.create(model=MODEL, prompt=PROMPT, max_tokens=1, temperature=0, logprobs=2)
+    first, second = sorted(top.choices[0].logprobs.top_logprobs[0].items(), key=lambda kv: -kv[1])[:2]
+    ids = token_ids(base)
+    banned = client.completions.create(model=MODEL, prompt=PROMPT, max_tokens=1, temperature=0,
+                                       logit_bias={str(ids[first[0]]): -100})
+    check(banned.choices[0].text == second[0], f"banned {first[0]!r}: got {banned.choices[0].text!r}, "
+                                               f"want the runner-up {second[0]!r}")
+    forced = client.completions.create(model=MODEL, prompt=PROMPT, max_tokens=3, temperature=1.0, seed=1,
+                                       logit_bias={str(ids[second[0]]): 100})
+    check(forced.choices[0].text == second[0] * 3, f"forced {second[0]!r}: {forced.choices[0].text!r}")
+    e = expect_raises(openai.BadRequestError, client.chat.completions.create, model=MODEL, messages=CHAT, max_tokens=2,
+                      logit_bias={"99999999": 1})
+    check(e.body.get("param") == "logit_bias", f"id outside the vocabulary: {e.body}")
 
 
 def test_stream_matches_non_stream(client, base):
@@ -188,9 +211,14 @@ def test_health_and_metrics_open(client, base):
     check(metric_value(text, "deepbatch:prefix_cache_hits_total") > 0, "repeated prompts hit the prefix cache")
 
 
+ARGS = None
+
+
 def main():
+    global ARGS
+    ARGS = parse_args()
     return run_tests_on_server(
-        parse_args(),
+        ARGS,
         ["--api-key", KEY, "--served-model-name", MODEL, "--kv-cache-memory", "64M", "--max-num-seqs", "16", "-t", "2"],
         [test_models, test_completion, test_chat, test_stream_matches_non_stream, test_n_samples, test_logprobs,
          test_echo, test_seed, test_stop, test_errors, test_raw_sse_with_curl, test_health_and_metrics_open],

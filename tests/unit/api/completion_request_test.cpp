@@ -95,7 +95,12 @@ TEST(CompletionRequest, NullMeansAbsent) {
 TEST(CompletionRequest, UnknownAndUnsupportedFieldsAreRefused) {
   EXPECT_EQ(error_param(body(R"({"prompt": "x", "best_of": "whatever"})")), "best_of");
   EXPECT_EQ(error_param(body(R"({"prompt": "x", "suffix": 3})")), "suffix");
-  EXPECT_EQ(error_param(body(R"({"prompt": "x", "logit_bias": {"1": 2}})")), "logit_bias");
+  EXPECT_EQ(error_param(body(R"({"prompt": "x", "tools": [{"type": "function"}]})")), "tools");
+  EXPECT_EQ(error_param(body(R"({"prompt": "x", "logit_bias": {"one": 2}})")), "logit_bias");
+  EXPECT_EQ(error_param(body(R"({"prompt": "x", "logit_bias": {"1": 200}})")), "logit_bias.1");
+  EXPECT_EQ(error_param(body(R"({"prompt": "x", "logit_bias": [1]})")), "logit_bias");
+  const auto biased = parse_completion_request(body(R"({"prompt": "x", "logit_bias": {"17": -100, "3": 2.5}})"));
+  EXPECT_EQ(biased.common.sampling.logit_bias, (std::vector<std::pair<int32_t, float>>{{17, -100.0f}, {3, 2.5f}}));
   EXPECT_EQ(error_param(body(R"({"prompt": "x", "nonsense": [1, {}]})")), "nonsense");
   const auto r = parse_completion_request(body(R"({"prompt": "x", "best_of": null, "metadata": {"a": "b"}})"));
   EXPECT_EQ(r.prompts.size(), 1u);

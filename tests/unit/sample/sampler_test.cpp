@@ -45,6 +45,40 @@ TEST(Sampler, GreedyIsArgmax) {
   EXPECT_EQ(sampler.sample(kLogits.data(), 8, greedy_params(), {}, {}).token, 1);
 }
 
+TEST(Sampler, LogitBiasShiftsTheChoiceAndKeepsRawLogprobs) {
+  SamplingParams p = greedy_params();
+  p.logprobs = 0;
+  p.logit_bias = {{6, 6.0f}, {1, -100.0f}};  // -3 + 6 = 3 beats everything; token 1 is banned
+  Sampler sampler;
+  const SampleResult r = sampler.sample(kLogits.data(), 8, p, {}, {});
+  EXPECT_EQ(r.token, 6);
+  EXPECT_NEAR(*r.logprob, log_softmax(kLogits)[6], 1e-5) << "logprobs are those of the raw logits";
+  p.logit_bias = {{1, -100.0f}};
+  EXPECT_EQ(sampler.sample(kLogits.data(), 8, p, {}, {}).token, 5) << "the next best once token 1 is banned";
+  SamplingParams sampled;
+  sampled.logit_bias = {{2, 100.0f}};
+  for (uint64_t seed = 0; seed < 20; ++seed) EXPECT_EQ(sampler.sample(kLogits.data(), 8, sampled, {seed, 0}, {}).token, 2);
+  p.logit_bias = {{8, 1.0f}};
+  EXPECT_THROW(sampler.sample(kLogits.data(), 8, p, {}, {}), Error) << "an id outside the vocabulary";
+  p.logit_bias = {{1, 101.0f}};
+  EXPECT_THROW(sampler.sample(kLogits.data(), 8, p, {}, {}), Error) << "a bias outside [-100, 100]";
+}
+
+TEST(Sampler, AMaskAllowsOnlyItsTokens) {
+  std::vector<uint32_t> mask(1, 0u);
+  mask[0] = (1u << 3) | (1u << 7);  // tokens 3 (1.5) and 7 (0.0)
+  Sampler sampler;
+  EXPECT_EQ(sampler.sample(kLogits.data(), 8, greedy_params(), {}, {}, mask).token, 3);
+  SamplingParams hot;
+  hot.temperature = 2.0f;
+  for (uint64_t seed = 0; seed < 50; ++seed) {
+    const int32_t t = sampler.sample(kLogits.data(), 8, hot, {seed, 0}, {}, mask).token;
+    EXPECT_TRUE(t == 3 || t == 7) << t;
+  }
+  mask[0] = 0;
+  EXPECT_THROW(sampler.sample(kLogits.data(), 8, greedy_params(), {}, {}, mask), Error) << "nothing allowed";
+}
+
 TEST(Sampler, GreedyTiesGoToLowestId) {
   const std::vector<float> logits = {1.0f, 3.0f, 2.0f, 3.0f, 3.0f};
   Sampler sampler;
