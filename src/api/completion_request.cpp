@@ -73,6 +73,15 @@ CompletionRequest parse_completion_request(const Json& body) {
     throw ApiError("'echo' together with 'logprobs' is not supported (prompt logprobs are not computed)", "echo",
                    "unsupported_parameter");
   r.common.sampling.logprobs = r.logprobs;
+  if (auto b = opt_integer(body, "best_of", 1, kMaxSamplesPerPrompt)) {
+    if (*b < r.common.n)
+      throw ApiError("'best_of' (" + std::to_string(*b) + ") must be at least 'n' (" + std::to_string(r.common.n) + ")",
+                     "best_of", "invalid_value");
+    if (*b > r.common.n && r.common.stream)
+      throw ApiError("'best_of' larger than 'n' cannot be streamed: the best samples are known only at the end",
+                     "best_of", "invalid_value");
+    if (*b > r.common.n) r.best_of = static_cast<int32_t>(*b);
+  }
   return r;
 }
 

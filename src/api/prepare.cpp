@@ -95,6 +95,10 @@ PreparedRequest prepare_completion(const CompletionRequest& req, const ModelBund
     const PromptInput& p = req.prompts[i];
     const std::string param = req.prompts.size() == 1 ? "prompt" : "prompt[" + std::to_string(i) + "]";
     EngineRequest e = engine_request_from(req.common, bundle);
+    if (req.best_of > 0) {  // every candidate's logprobs rank them (completion_response)
+      e.n = req.best_of;
+      if (!e.sampling.logprobs) e.sampling.logprobs = 0;
+    }
     if (p.is_tokens) {
       check_token_ids(p.tokens, tok.vocab_size(), param);
       e.prompt = p.tokens;

@@ -16,7 +16,7 @@ constexpr std::array<std::string_view, 27> kCommonFields = {
     "stream",         "stream_options", "user",         "max_tokens", "logprobs",
     "timeout",        "response_format", "guided_json", "guided_regex", "guided_grammar",
     "guided_choice", "logit_bias"};
-constexpr std::array<std::string_view, 2> kCompletionFields = {"prompt", "echo"};
+constexpr std::array<std::string_view, 3> kCompletionFields = {"prompt", "echo", "best_of"};
 constexpr std::array<std::string_view, 3> kChatFields = {"messages", "max_completion_tokens", "top_logprobs"};
 constexpr std::array<std::string_view, 2> kIgnoredFields = {"metadata", "service_tier"};
 constexpr std::array<std::string_view, 7> kUnsupportedFields = {

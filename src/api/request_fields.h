@@ -2,7 +2,7 @@
 //   read:        parsed and used (see CommonFields, CompletionRequest, ChatCompletionRequest);
 //   ignored:     harmless bookkeeping OpenAI clients may send, accepted and not used:
 //                "metadata" and "service_tier" (they change nothing in the output);
-//   unsupported: an OpenAI field this server does not implement (best_of,
+//   unsupported: an OpenAI field this server does not implement (best_of on chat,
 //                suffix, tools, tool_choice, parallel_tool_calls, functions,
 //                function_call): 400 naming it, unless its value is null;
 //   unknown:     anything else: 400 naming it, whatever its value.

@@ -1,5 +1,6 @@
 #include "api/response.h"
 
+#include <algorithm>
 #include <chrono>
 #include <random>
 
@@ -102,12 +103,42 @@ OJson usage_json(const GenerationResult& result) {
   return u;
 }
 
+namespace {
+
+// The choices a completion returns: all of them, or with best_of, per prompt the n of
+// its best_of candidates with the highest cumulative logprob (ties: the earlier one),
+// in that order.
+std::vector<size_t> best_choices(const CompletionRequest& req, const GenerationResult& result) {
+  std::vector<size_t> shown;
+  const size_t total = result.choices().size();
+  if (req.best_of <= 0) {
+    for (size_t i = 0; i < total; ++i) shown.push_back(i);
+    return shown;
+  }
+  const auto group = static_cast<size_t>(req.best_of);
+  for (size_t first = 0; first < total; first += group) {
+    std::vector<std::pair<double, size_t>> ranked;
+    for (size_t i = first; i < std::min(total, first + group); ++i) {
+      double sum = 0;
+      for (float lp : result.choices()[i].logprobs) sum += lp;
+      ranked.emplace_back(-sum, i);
+    }
+    std::sort(ranked.begin(), ranked.end());
+    for (size_t k = 0; k < ranked.size() && k < static_cast<size_t>(req.common.n); ++k)
+      shown.push_back(ranked[k].second);
+  }
+  return shown;
+}
+
+}  // namespace
+
 OJson completion_response(const CompletionRequest& req, const GenerationResult& result, const Tokenizer& tok,
                           const ResponseMeta& meta) {
   OJson body = response_envelope("text_completion", meta);
   OJson choices = OJson::array();
-  for (size_t i = 0; i < result.choices().size(); ++i) {
-    const ChoiceOutput& c = result.choices()[i];
+  const std::vector<size_t> shown = best_choices(req, result);
+  for (size_t i = 0; i < shown.size(); ++i) {
+    const ChoiceOutput& c = result.choices()[shown[i]];
     OJson choice;
     choice["index"] = i;
     choice["text"] = c.text;

@@ -94,6 +94,22 @@ def test_stream_matches_non_stream(client, base):
     check(usage is not None and usage.completion_tokens == plain.usage.completion_tokens, f"usage {usage}")
 
 
+def test_best_of(client, base):
+    # best_of=3 draws the same three samples as n=3 with the same seed (streams 0..2) and
+    # returns the one with the highest cumulative logprob; usage counts all three.
+    three = client.completions.create(model=MODEL, prompt=PROMPT, max_tokens=8, n=3, temperature=1.0, seed=5,
+                                      logprobs=0)
+    scores = {c.text: sum(c.logprobs.token_logprobs) for c in three.choices}
+    best = client.completions.create(model=MODEL, prompt=PROMPT, max_tokens=8, best_of=3, temperature=1.0, seed=5)
+    check(len(best.choices) == 1 and best.choices[0].index == 0, f"choices {best.choices}")
+    check(best.choices[0].text == max(scores, key=scores.get), f"best {best.choices[0].text!r} of {scores}")
+    check(best.choices[0].logprobs is None, "no logprobs unless asked for")
+    check(best.usage.completion_tokens == three.usage.completion_tokens, f"usage {best.usage} vs {three.usage}")
+    e = expect_raises(openai.BadRequestError, client.completions.create, model=MODEL, prompt=PROMPT, max_tokens=2,
+                      best_of=2, stream=True)
+    check(e.body.get("param") == "best_of", f"best_of with stream: {e.body}")
+
+
 def test_n_samples(client, base):
     r = client.completions.create(model=MODEL, prompt=PROMPT, max_tokens=6, n=3, temperature=1.0, seed=7)
     check(sorted(c.index for c in r.choices) == [0, 1, 2], f"indices {r.choices}")
@@ -220,7 +236,8 @@ def main():
     return run_tests_on_server(
         ARGS,
         ["--api-key", KEY, "--served-model-name", MODEL, "--kv-cache-memory", "64M", "--max-num-seqs", "16", "-t", "2"],
-        [test_models, test_completion, test_chat, test_stream_matches_non_stream, test_n_samples, test_logprobs,
+        [test_models, test_completion, test_chat, test_stream_matches_non_stream, test_n_samples, test_best_of,
+         test_logprobs,
          test_echo, test_seed, test_stop, test_errors, test_raw_sse_with_curl, test_health_and_metrics_open],
         lambda base: (openai.OpenAI(base_url=base + "/v1", api_key=KEY, max_retries=0, timeout=60), base))
 

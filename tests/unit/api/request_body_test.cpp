@@ -123,8 +123,18 @@ TEST(RequestBody, UnknownFieldIsRefusedBeforeItsValueIsRead) {
   EXPECT_EQ(error_of(kChat, chat(R"([{"role": "user", "content": "x"}])", R"(, "echo": true)")).first, "echo");
 }
 
+TEST(RequestBody, BestOfIsACompletionsField) {
+  EXPECT_EQ(error_of(kChat, chat(R"([{"role": "user", "content": "x"}])", R"(, "best_of": 2)")),
+            std::make_pair(std::string("best_of"), std::string("unsupported_parameter")));
+  EXPECT_EQ(error_of(kCompletions, R"({"prompt": "x", "best_of": 2})").first, "<no error>");
+  EXPECT_EQ(error_of(kCompletions, R"({"prompt": "x", "best_of": 2, "n": 3})").first, "best_of");
+  EXPECT_EQ(error_of(kCompletions, R"({"prompt": "x", "best_of": 2, "stream": true})").first, "best_of");
+  EXPECT_EQ(error_of(kCompletions, R"({"prompt": "x", "best_of": 2, "n": 2, "stream": true})").first, "<no error>");
+  EXPECT_EQ(error_of(kCompletions, R"({"prompt": "x", "best_of": 0})").first, "best_of");
+}
+
 TEST(RequestBody, UnsupportedFieldsAreRefusedUnlessNull) {
-  for (const char* field : {"best_of", "suffix", "tools", "tool_choice", "parallel_tool_calls"}) {
+  for (const char* field : {"suffix", "tools", "tool_choice", "parallel_tool_calls"}) {
     const std::string key = field;
     EXPECT_EQ(error_of(kChat, chat(R"([{"role": "user", "content": "x"}])", ", \"" + key + "\": {\"a\": 1}")),
               std::make_pair(key, std::string("unsupported_parameter")));
@@ -135,7 +145,7 @@ TEST(RequestBody, UnsupportedFieldsAreRefusedUnlessNull) {
 
 TEST(RequestBody, FieldRulesHoldForAParsedDom) {
   // The batch path parses generically and validates the DOM: the same rules apply.
-  EXPECT_THROW(parse_request(kCompletions, Json::parse(R"({"prompt": "x", "best_of": 2})")), ApiError);
+  EXPECT_THROW(parse_request(kCompletions, Json::parse(R"({"prompt": "x", "suffix": "y"})")), ApiError);
   EXPECT_THROW(parse_request(kCompletions, Json::parse(R"({"prompt": "x", "foo": null})")), ApiError);
 }
 
