@@ -76,11 +76,14 @@ def free_port():
         return s.getsockname()[1]
 
 
-def wait_health(port, proc, timeout=300):
+def wait_health(port, proc, timeout=300, label="peer server", log_path=None):
+    """Waits until GET /health on 127.0.0.1:port answers 200; raises when `proc` exits first
+    or `timeout` seconds pass (naming `label` and, when given, its log file)."""
+    where = "; log: %s" % log_path if log_path else ""
     deadline = time.time() + timeout
     while time.time() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError("peer server exited with %d" % proc.returncode)
+            raise RuntimeError("%s exited with %d before it was ready%s" % (label, proc.returncode, where))
         try:
             c = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
             c.request("GET", "/health")
@@ -89,7 +92,7 @@ def wait_health(port, proc, timeout=300):
         except OSError:
             pass
         time.sleep(0.5)
-    raise RuntimeError("peer server did not become healthy")
+    raise RuntimeError("%s was not ready after %d s%s" % (label, timeout, where))
 
 
 def post(port, url, body):

@@ -28,7 +28,6 @@ Smoke test:
       --precision 0.5 --start-rate 2 --max-rate 2.5 --slo ttft:p50:1s --slo tpot:p50:100ms
 """
 import argparse
-import http.client
 import json
 import math
 import os
@@ -39,6 +38,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from compare_batch_serving import wait_health  # bench/ is on the path when run as a script
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 HOST = "127.0.0.1"  # every server binds here and only here
@@ -85,20 +86,7 @@ class Server:
         # Run outside the checkout (the peer writes a log file where it runs).
         self.proc = subprocess.Popen(self.cmd, stdout=self.log, stderr=subprocess.STDOUT, cwd=tempfile.gettempdir(),
                                      start_new_session=True)
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError("%s exited with %d before it was ready; log: %s"
-                                   % (self.label, self.proc.returncode, self.log_path))
-            try:
-                c = http.client.HTTPConnection(HOST, self.port, timeout=2)
-                c.request("GET", "/health")
-                if c.getresponse().status == 200:
-                    return
-            except OSError:
-                pass
-            time.sleep(0.5)
-        raise RuntimeError("%s was not ready after %d s; log: %s" % (self.label, timeout, self.log_path))
+        wait_health(self.port, self.proc, timeout, self.label, self.log_path)
 
     def stop(self):
         if self.proc is None:
