@@ -106,8 +106,9 @@ std::string choice_grammar(const std::vector<std::string>& choices) {
   return g;
 }
 
-ConstraintCompiler::ConstraintCompiler(const Tokenizer& tokenizer, int32_t vocab, size_t cache_entries)
-    : vocab_(vocab), cache_entries_(std::max<size_t>(1, cache_entries)) {
+ConstraintCompiler::ConstraintCompiler(const Tokenizer& tokenizer, int32_t vocab, size_t cache_entries,
+                                       int64_t cache_bytes)
+    : vocab_(vocab), cache_entries_(std::max<size_t>(1, cache_entries)), cache_bytes_(cache_bytes) {
   if (vocab < static_cast<int32_t>(tokenizer.vocab_size()))
     throw Error("the model's vocabulary (" + std::to_string(vocab) + ") is smaller than its tokenizer's (" +
                 std::to_string(tokenizer.vocab_size()) + ")");
@@ -150,11 +151,15 @@ std::shared_ptr<const TokenConstraint> ConstraintCompiler::compile(const Grammar
   }
   stats_.compile_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ++stats_.compiled;
+  const auto bytes = static_cast<int64_t>(g->MemorySizeBytes());
   auto constraint = std::make_shared<XGrammarConstraint>(std::move(*g), spec.kind_name());
   lru_.push_front(key);
-  cache_.emplace(key, Entry{constraint, lru_.begin()});
-  while (cache_.size() > cache_entries_) {
-    cache_.erase(lru_.back());
+  cache_.emplace(key, Entry{constraint, bytes, lru_.begin()});
+  stats_.cache_bytes += bytes;
+  while (cache_.size() > 1 && (cache_.size() > cache_entries_ || stats_.cache_bytes > cache_bytes_)) {
+    const auto oldest = cache_.find(lru_.back());
+    stats_.cache_bytes -= oldest->second.bytes;
+    cache_.erase(oldest);
     lru_.pop_back();
   }
   return constraint;

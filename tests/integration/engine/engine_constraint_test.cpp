@@ -170,6 +170,21 @@ TEST(EngineConstraint, InvalidSpecsAreRefusedAndCompilationsCached) {
   EXPECT_EQ(a.get(), b.get()) << "one schema compiles once";
   EXPECT_EQ(cc.stats().compiled, before.compiled + 1);
   EXPECT_EQ(cc.stats().cache_hits, before.cache_hits + 1);
+  EXPECT_GT(cc.stats().cache_bytes, 0);
+}
+
+TEST(EngineConstraint, TheCacheIsBoundedInBytes) {
+  ASSERT_NE(default_bundle(), nullptr);
+  ConstraintCompiler small(default_bundle()->tokenizer(), default_bundle()->model().config().vocab, 256,
+                           /*cache_bytes=*/1);
+  GrammarSpec a{GrammarSpec::Kind::Regex, "[0-9]+", {}}, b{GrammarSpec::Kind::Regex, "[a-z]+", {}};
+  const auto first = small.compile(a);
+  small.compile(b);  // over the byte budget: the older entry goes, the newest stays
+  EXPECT_EQ(small.compile(b).get(), small.compile(b).get());
+  const auto again = small.compile(a);
+  EXPECT_NE(first.get(), again.get()) << "recompiled after eviction";
+  EXPECT_EQ(small.stats().compiled, 3);
+  EXPECT_NE(first->start(), nullptr) << "an evicted constraint lives on while used";
 }
 
 }  // namespace
