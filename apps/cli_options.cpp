@@ -54,16 +54,23 @@ DType parse_kv_dtype(const std::string& s) {
   throw Error("--kv-dtype must be f16, bf16 or f32, got '" + s + "'");
 }
 
-void add_reasoning_option(CLI::App& app, std::string& parser) {
-  app.add_option("--reasoning-parser", parser,
+void add_output_parser_options(CLI::App& app, OutputParserOptions& o) {
+  app.add_option("--reasoning-parser", o.reasoning,
                  "Chat answers: put <think>...</think> text in reasoning_content (deepseek_r1), never (none), or "
                  "when the model's chat template thinks (auto)")
       ->check(CLI::IsMember({"auto", "deepseek_r1", "none"}))
       ->capture_default_str();
+  app.add_option("--tool-call-parser", o.tool_calls,
+                 "Chat with tools and tool_choice auto: read tool calls written as <tool_call>{...}</tool_call> "
+                 "(hermes) or with DeepSeek's tool-call tokens (deepseek_v3), as the chat template renders them "
+                 "(auto), or refuse tool_choice auto (none)")
+      ->check(CLI::IsMember({"auto", "hermes", "deepseek_v3", "none"}))
+      ->capture_default_str();
 }
 
-void apply_reasoning_parser(ModelBundle& bundle, const std::string& parser) {
-  if (parser != "auto") bundle.set_reasoning_split(parser == "deepseek_r1");
+void apply_output_parsers(ModelBundle& bundle, const OutputParserOptions& o) {
+  if (o.reasoning != "auto") bundle.set_reasoning_split(o.reasoning == "deepseek_r1");
+  if (o.tool_calls != "auto") bundle.set_tool_call_format(*chat::tool_call_format_named(o.tool_calls));
 }
 
 }  // namespace db::cli

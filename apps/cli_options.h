@@ -42,9 +42,16 @@ SamplingParams to_sampling_params(const SamplingOptions& o);
 // "f16" | "bf16" | "f32" -> DType; throws db::Error otherwise.
 DType parse_kv_dtype(const std::string& s);
 
-// --reasoning-parser auto|deepseek_r1|none (run and serve): whether chat answers split
-// "<think>" reasoning into reasoning_content; auto: when the chat template thinks.
-void add_reasoning_option(CLI::App& app, std::string& parser);
-void apply_reasoning_parser(ModelBundle& bundle, const std::string& parser);
+// How chat answers are read (run and serve):
+//   --reasoning-parser auto|deepseek_r1|none: whether "<think>" reasoning goes to
+//     reasoning_content; auto: when the chat template thinks.
+//   --tool-call-parser auto|hermes|deepseek_v3|none: the format tool calls are read
+//     in with tool_choice auto; auto: the one the chat template renders.
+struct OutputParserOptions {
+  std::string reasoning = "auto";
+  std::string tool_calls = "auto";
+};
+void add_output_parser_options(CLI::App& app, OutputParserOptions& o);
+void apply_output_parsers(ModelBundle& bundle, const OutputParserOptions& o);
 
 }  // namespace db::cli

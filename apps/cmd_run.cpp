@@ -26,7 +26,7 @@ struct RunOptions {
   std::string model_name;
   size_t max_in_flight = 4096;
   bool no_progress = false;
-  std::string reasoning_parser = "auto";
+  OutputParserOptions parsers;
 };
 
 int run_batch(const RunOptions& o) {
@@ -36,7 +36,7 @@ int run_batch(const RunOptions& o) {
     throw Error("the output file must differ from the input file (" + o.input + ")");
   const EngineConfig cfg = make_engine_config(o.model, o.engine);
   auto bundle = ModelBundle::open(o.model.model, o.model.threads);
-  apply_reasoning_parser(*bundle, o.reasoning_parser);
+  apply_output_parsers(*bundle, o.parsers);
   batch::BatchJobOptions job;
   job.input_path = o.input;
   job.output_path = o.output;
@@ -61,7 +61,7 @@ CLI::App* add_run_command(CLI::App& app, std::function<int()>& action) {
       "run", "Offline batch job over an OpenAI Batch API JSONL file (crash-safe: rerun the same command to resume)");
   auto o = std::make_shared<RunOptions>();
   add_model_options(*cmd, o->model);
-  add_reasoning_option(*cmd, o->reasoning_parser);
+  add_output_parser_options(*cmd, o->parsers);
   cmd->add_option("-i,--input", o->input, "Input JSONL: {custom_id, method, url, body} per line")->required();
   cmd->add_option("-o,--output", o->output, "Output JSONL (OpenAI batch output format); resumed when it exists")
       ->required();

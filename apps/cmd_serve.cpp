@@ -29,7 +29,7 @@ struct ServeOptions {
   std::string api_keys_file;  // --api-keys: the tenants (server/tenant_registry.h), read before the model loads
   std::string metrics_names = "deepbatch";  // --metrics-names: server::MetricNaming by name
   double memory_bandwidth_gbs = 0;  // --memory-bandwidth: GB/s for the roofline gauge (0 = measure at start)
-  std::string reasoning_parser = "auto";  // --reasoning-parser
+  OutputParserOptions parsers;  // --reasoning-parser, --tool-call-parser
 };
 
 std::string default_model_name(const std::string& model_path) {
@@ -46,7 +46,7 @@ int run_serve(ServeOptions o) {
   o.serve.metric_naming = *server::parse_metric_naming(o.metrics_names);  // checked by the option
   const EngineConfig cfg = make_engine_config(o.model, o.engine);
   auto bundle = ModelBundle::open(o.model.model, o.model.threads);
-  apply_reasoning_parser(*bundle, o.reasoning_parser);
+  apply_output_parsers(*bundle, o.parsers);
   if (o.serve.model_name.empty()) o.serve.model_name = default_model_name(o.model.model);
   o.serve.max_context = bundle->model().config().max_context;
   if (o.no_batch_api) o.serve.data_dir.clear();
@@ -140,7 +140,7 @@ CLI::App* add_serve_command(CLI::App& app, std::function<int()>& action) {
   auto* cmd = app.add_subcommand("serve", "OpenAI-compatible HTTP server (completions, chat, models, metrics)");
   auto o = std::make_shared<ServeOptions>();
   add_model_options(*cmd, o->model);
-  add_reasoning_option(*cmd, o->reasoning_parser);
+  add_output_parser_options(*cmd, o->parsers);
   add_serve_options(*cmd, *o);
   add_engine_options(*cmd, o->engine);
   cmd->callback([o, &action] { action = [o] { return run_serve(*o); }; });

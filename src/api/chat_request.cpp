@@ -10,8 +10,7 @@ namespace db::api {
 namespace {
 
 // "content": a string, or a non-empty list of {"type": "text", "text": ...} parts joined
-// by "\n". Required, and never null (OpenAI allows null only beside tool_calls, which
-// this server does not support).
+// by "\n". Required, and never null (except beside tool_calls: parse_message).
 std::string parse_content(const Json& msg, const std::string& param) {
   const auto it = msg.find("content");
   if (it == msg.end()) throw ApiError("'" + param + "' is required", param, "missing_required_parameter");
@@ -41,6 +40,34 @@ std::string parse_content(const Json& msg, const std::string& param) {
   return text;
 }
 
+[[noreturn]] void bad(const std::string& message, const std::string& param, const char* code = "invalid_value") {
+  throw ApiError(message, param, code);
+}
+
+// An assistant turn's "tool_calls": [{"id", "type": "function", "function": {"name", "arguments"}}].
+std::vector<ToolCall> parse_tool_calls(const Json& msg, const std::string& param) {
+  std::vector<ToolCall> calls;
+  const Json* list = find_field(msg, "tool_calls");
+  if (!list) return calls;
+  if (!list->is_array()) bad("'" + param + "' must be a list, got " + json_type_name(*list), param, "invalid_type");
+  for (size_t i = 0; i < list->size(); ++i) {
+    const Json& c = (*list)[i];
+    const std::string p = param + "[" + std::to_string(i) + "]";
+    if (!c.is_object()) bad("'" + p + "' must be an object, got " + json_type_name(c), p, "invalid_type");
+    if (opt_string(c, "type", p + ".type").value_or("function") != "function")
+      bad("'" + p + ".type' must be \"function\"", p + ".type");
+    const Json* fn = find_field(c, "function");
+    if (!fn || !fn->is_object()) bad("'" + p + ".function' must be an object holding 'name'", p + ".function");
+    ToolCall call;
+    call.id = opt_string(c, "id", p + ".id").value_or("");
+    call.name = opt_string(*fn, "name", p + ".function.name").value_or("");
+    if (call.name.empty()) bad("'" + p + ".function.name' is required", p + ".function.name");
+    call.arguments = opt_string(*fn, "arguments", p + ".function.arguments").value_or("{}");
+    calls.push_back(std::move(call));
+  }
+  return calls;
+}
+
 ChatMessage parse_message(const Json& msg, size_t index) {
   const std::string param = "messages[" + std::to_string(index) + "]";
   if (!msg.is_object())
@@ -49,10 +76,23 @@ ChatMessage parse_message(const Json& msg, size_t index) {
   auto role = opt_string(msg, "role", param + ".role");
   if (!role) throw ApiError("'" + param + ".role' is required", param + ".role", "missing_required_parameter");
   if (*role == "developer") role = "system";
-  if (*role != "system" && *role != "user" && *role != "assistant")
-    throw ApiError("'" + param + ".role' must be \"system\", \"user\" or \"assistant\", got \"" + *role + "\"",
-                   param + ".role", "invalid_value");
-  return {*role, parse_content(msg, param + ".content")};
+  if (*role != "system" && *role != "user" && *role != "assistant" && *role != "tool")
+    bad("'" + param + ".role' must be \"system\", \"user\", \"assistant\" or \"tool\", got \"" + *role + "\"",
+        param + ".role");
+  ChatMessage m;
+  m.role = *role;
+  if (m.role == "assistant") m.tool_calls = parse_tool_calls(msg, param + ".tool_calls");
+  else if (find_field(msg, "tool_calls")) bad("'" + param + ".tool_calls' belongs in assistant messages", param + ".tool_calls");
+  if (m.role == "tool") {
+    auto id = opt_string(msg, "tool_call_id", param + ".tool_call_id");
+    if (!id) bad("'" + param + ".tool_call_id' is required in tool messages", param + ".tool_call_id",
+                 "missing_required_parameter");
+    m.tool_call_id = *id;
+  } else if (find_field(msg, "tool_call_id")) {
+    bad("'" + param + ".tool_call_id' belongs in tool messages", param + ".tool_call_id");
+  }
+  if (m.tool_calls.empty() || find_field(msg, "content")) m.content = parse_content(msg, param + ".content");
+  return m;
 }
 
 }  // namespace
@@ -80,6 +120,14 @@ ChatCompletionRequest parse_chat_request(const Json& body) {
     r.top_logprobs = static_cast<int32_t>(*top);
   }
   if (r.logprobs) r.common.sampling.logprobs = r.top_logprobs;
+  r.tools = parse_tool_fields(body);
+  if (std::optional<GrammarSpec> spec = r.tools.constraint()) {
+    if (r.common.guided)
+      bad("'tool_choice' \"required\" or a named function constrains the output, so it cannot be combined with '" +
+              r.common.guided->field + "'",
+          "tool_choice");
+    r.common.guided = GuidedOutput{std::move(*spec), "tool_choice"};
+  }
   return r;
 }
 

@@ -122,10 +122,17 @@ PreparedRequest prepare_chat(const ChatCompletionRequest& req, const ModelBundle
   if (!bundle.has_chat_template())
     throw ApiError("the model has no chat template; use /v1/completions with a plain prompt", "messages",
                    "chat_template_missing");
+  if (req.tools.choice == ToolRequest::Choice::Auto && bundle.tool_call_format() == chat::ToolCallFormat::None)
+    throw ApiError(
+        "tool_choice \"auto\" needs a tool-call format, and this model's chat template shows none; pass "
+        "tool_choice \"required\" or a named function (the output is then constrained to a valid call), or start "
+        "the server with --tool-call-parser",
+        "tool_choice", "invalid_value");
   EngineRequest e = engine_request_from(req.common, bundle);
   std::string text;
   try {
-    text = bundle.render_chat(req.messages, /*add_generation_prompt=*/true);
+    text = bundle.render_chat(req.messages, /*add_generation_prompt=*/true,
+                              req.tools.active() ? req.tools.tools : Json(nullptr));
   } catch (const ApiError&) {
     throw;
   } catch (const Error& err) {

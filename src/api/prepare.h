@@ -27,7 +27,9 @@ struct PreparedRequest {
 // Throws ApiError: a prompt longer than the context (code context_length_exceeded),
 // max_tokens beyond what fits, token ids outside the vocabulary, an empty prompt.
 PreparedRequest prepare_completion(const CompletionRequest& req, const ModelBundle& bundle, int64_t max_context);
-// Also throws ApiError when the model has no chat template or the template fails.
+// Also throws ApiError when the model has no chat template or the template fails, and
+// for tool_choice auto when the model has no tool-call format. The template sees the
+// tools unless tool_choice is none.
 PreparedRequest prepare_chat(const ChatCompletionRequest& req, const ModelBundle& bundle, int64_t max_context);
 
 // Generated tokens allowed for a prompt of `prompt_len` tokens: `requested` when it

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <random>
 
+#include "api/tool_call_output.h"
 #include "chat/reasoning_split.h"
 #include "engine/engine_types.h"
 #include "tokenizer/tokenizer.h"
@@ -78,8 +79,9 @@ OJson chat_logprobs(const ChoiceOutput& c, const Tokenizer& tok) {
   return {{"content", std::move(content)}};
 }
 
-OJson finish_reason_json(FinishReason r) {
+OJson finish_reason_json(FinishReason r, bool made_tool_calls) {
   if (r == FinishReason::None) return nullptr;
+  if (r == FinishReason::Stop && made_tool_calls) return "tool_calls";
   return finish_reason_name(r);
 }
 
@@ -159,18 +161,27 @@ OJson chat_completion_response(const ChatCompletionRequest& req, const Generatio
     const ChoiceOutput& c = result.choices()[i];
     OJson message;
     message["role"] = "assistant";
+    message["content"] = nullptr;  // set below; first after the role, as OpenAI orders them
+    std::optional<std::string> content = c.text;
     if (meta.split_reasoning) {
       chat::ReasoningParts parts = chat::split_reasoning(c.text);
-      message["content"] = parts.content ? OJson(std::move(*parts.content)) : OJson(nullptr);
+      content = std::move(parts.content);
       message["reasoning_content"] = std::move(parts.reasoning);
-    } else {
-      message["content"] = c.text;
     }
+    std::vector<ToolCall> calls;
+    if (req.tools.active() && content) {
+      ToolCallAnswer answer = extract_tool_calls(req.tools, meta.tool_format, *content);
+      calls = std::move(answer.calls);
+      content = std::move(answer.content);
+      if (content->empty() && !calls.empty()) content.reset();
+    }
+    message["content"] = content ? OJson(std::move(*content)) : OJson(nullptr);
+    if (!calls.empty()) message["tool_calls"] = tool_calls_json(calls);
     OJson choice;
     choice["index"] = i;
     choice["message"] = std::move(message);
     choice["logprobs"] = req.logprobs ? chat_logprobs(c, tok) : OJson(nullptr);
-    choice["finish_reason"] = finish_reason_json(c.finish);
+    choice["finish_reason"] = finish_reason_json(c.finish, !calls.empty());
     choices.push_back(std::move(choice));
   }
   body["choices"] = std::move(choices);

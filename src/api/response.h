@@ -2,7 +2,8 @@
 //   completion:       {"id", "object": "text_completion", "created", "model", "choices": [{"index",
 //                      "text", "logprobs", "finish_reason"}], "usage"}
 //   chat.completion:  {"id", "object": "chat.completion", "created", "model", "choices": [{"index",
-//                      "message": {"role": "assistant", "content"}, "logprobs", "finish_reason"}], "usage"}
+//                      "message": {"role": "assistant", "content", "reasoning_content"?, "tool_calls"?},
+//                      "logprobs", "finish_reason"}], "usage"}
 //   usage:            {"prompt_tokens", "completion_tokens", "total_tokens"}
 #pragma once
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include "api/chat_request.h"
 #include "api/completion_request.h"
 #include "api/generation_result.h"
+#include "chat/tool_call_format.h"
 
 namespace db {
 class Tokenizer;
@@ -25,13 +27,15 @@ struct ResponseMeta {
   int64_t created = 0;  // Unix seconds
   std::string model;    // model name echoed back
   bool split_reasoning = false;  // chat: "<think>" text goes to reasoning_content (chat/reasoning_split.h)
+  chat::ToolCallFormat tool_format = chat::ToolCallFormat::None;  // chat with tool_choice auto: how calls are written
 };
 
 // {"id", "object", "created", "model"}: the head of every response body and stream chunk.
 nlohmann::ordered_json response_envelope(const char* object, const ResponseMeta& meta);
 
-// finish_reason_name(r) as a JSON string ("stop", "length", "abort", "error"); null while unfinished.
-nlohmann::ordered_json finish_reason_json(FinishReason r);
+// finish_reason_name(r) as a JSON string ("stop", "length", "abort", "error"); null while
+// unfinished. A chat answer that stopped after making tool calls finished for "tool_calls".
+nlohmann::ordered_json finish_reason_json(FinishReason r, bool made_tool_calls = false);
 
 // "<prefix><24 random hex digits>", e.g. new_response_id("cmpl-").
 std::string new_response_id(const std::string& prefix);

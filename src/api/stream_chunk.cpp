@@ -22,12 +22,13 @@ OJson completion_chunk(const ResponseMeta& meta, size_t index, const std::string
   return body;
 }
 
-OJson chat_chunk(const ResponseMeta& meta, size_t index, OJson delta, OJson logprobs, FinishReason finish) {
+OJson chat_chunk(const ResponseMeta& meta, size_t index, OJson delta, OJson logprobs, FinishReason finish,
+                 bool made_tool_calls) {
   OJson choice;
   choice["index"] = index;
   choice["delta"] = std::move(delta);
   choice["logprobs"] = std::move(logprobs);
-  choice["finish_reason"] = finish_reason_json(finish);
+  choice["finish_reason"] = finish_reason_json(finish, made_tool_calls);
   OJson body = response_envelope(kChatChunkObject, meta);
   body["choices"] = OJson::array({std::move(choice)});
   return body;

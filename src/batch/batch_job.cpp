@@ -219,6 +219,7 @@ void BatchJob::finish(Group* g) {
     meta.model = api::common_fields(item.request).model;
     if (meta.model.empty()) meta.model = opts_.model_name;
     meta.split_reasoning = bundle_.splits_reasoning();
+    meta.tool_format = bundle_.tool_call_format();
     writer_.append(success_record(item.custom_id, api::build_response(item.request, r, bundle_.tokenizer(), meta)));
     ++summary_.ok;
     ++done_;

@@ -38,6 +38,23 @@ std::optional<std::string> hf_chat_template(const std::filesystem::path& dir) {
   throw Error(path.string() + ": chat_template must be a string or a list with a \"default\" entry");
 }
 
+// A message as templates read it: OpenAI's shape, tool_calls and tool_call_id only when set.
+nlohmann::ordered_json template_message(const ChatMessage& m, bool arguments_as_text) {
+  using OJson = nlohmann::ordered_json;
+  OJson msg = {{"role", m.role}, {"content", m.content ? OJson(*m.content) : OJson(nullptr)}};
+  if (!m.tool_calls.empty()) {
+    OJson calls = OJson::array();
+    for (const ToolCall& c : m.tool_calls) {
+      OJson args = arguments_as_text ? OJson(c.arguments) : OJson::parse(c.arguments, nullptr, false);
+      if (args.is_discarded()) args = c.arguments;
+      calls.push_back({{"id", c.id}, {"type", "function"}, {"function", {{"name", c.name}, {"arguments", args}}}});
+    }
+    msg["tool_calls"] = std::move(calls);
+  }
+  if (!m.tool_call_id.empty()) msg["tool_call_id"] = m.tool_call_id;
+  return msg;
+}
+
 }  // namespace
 
 ModelBundle::~ModelBundle() = default;
@@ -62,6 +79,7 @@ std::unique_ptr<ModelBundle> ModelBundle::open(const std::string& path, int load
     try {
       b->chat_ = std::make_unique<chat::ChatTemplate>(chat::ChatTemplate::parse(*tmpl));
       b->split_reasoning_ = chat::template_thinks(*tmpl);
+      b->tool_call_format_ = chat::tool_call_format_of_template(*tmpl);
     } catch (const Error& e) {
       throw Error(path + ": chat template: " + e.what());
     }
@@ -72,11 +90,17 @@ std::unique_ptr<ModelBundle> ModelBundle::open(const std::string& path, int load
   return b;
 }
 
-std::string ModelBundle::render_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
+std::string ModelBundle::render_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                                     const nlohmann::ordered_json& tools) const {
   if (!chat_) throw Error("the model has no chat template");
   nlohmann::ordered_json msgs = nlohmann::ordered_json::array();
-  for (const ChatMessage& m : messages) msgs.push_back({{"role", m.role}, {"content", m.content}});
-  return chat::apply_chat_template(*chat_, msgs, add_generation_prompt, bos_text_, eos_text_);
+  // DeepSeek's templates splice arguments in as text and test `content is none`.
+  const bool deepseek = tool_call_format_ == chat::ToolCallFormat::DeepSeekV3;
+  for (const ChatMessage& m : messages) msgs.push_back(template_message(m, /*arguments_as_text=*/deepseek));
+  nlohmann::ordered_json extra = nlohmann::ordered_json::object();
+  if (!tools.is_null()) extra["tools"] = tools;
+  return chat::apply_chat_template(*chat_, msgs, add_generation_prompt, bos_text_, eos_text_, extra,
+                                   /*keep_null_call_content=*/deepseek);
 }
 
 std::vector<int32_t> ModelBundle::encode_prompt(const std::string& text) const {

@@ -8,7 +8,10 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "chat/chat_message.h"
+#include "chat/tool_call_format.h"
 #include "model/model.h"
 #include "model/weight_read_bytes.h"
 #include "tokenizer/tokenizer.h"
@@ -35,8 +38,13 @@ class ModelBundle {
   const WeightReadBytes& weight_read_bytes() const { return weight_read_bytes_; }
   bool has_chat_template() const { return chat_ != nullptr; }
   // The conversation rendered by the model's chat template (throws db::Error when
-  // the model has none or the template raises).
-  std::string render_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const;
+  // the model has none or the template raises). `tools` (OpenAI's list of
+  // {"type": "function", "function": {...}}) becomes the template's `tools`
+  // variable when not null. Tool-call arguments reach the template as JSON
+  // objects, as Hugging Face templates expect, except in the deepseek_v3 format,
+  // whose templates splice them in as text.
+  std::string render_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                          const nlohmann::ordered_json& tools = nullptr) const;
   // Prompt ids for raw text: BOS/EOS added as the model asks, special tokens parsed.
   std::vector<int32_t> encode_prompt(const std::string& text) const;
   // Whether chat answers split "<think>" reasoning into reasoning_content
@@ -44,6 +52,11 @@ class ModelBundle {
   // thinks; set_reasoning_split overrides it (call before serving).
   bool splits_reasoning() const { return split_reasoning_; }
   void set_reasoning_split(bool on) { split_reasoning_ = on; }
+  // How the model writes tool calls (chat/tool_call_format.h): by default the format
+  // whose markers the chat template renders; set_tool_call_format overrides it
+  // (call before serving).
+  chat::ToolCallFormat tool_call_format() const { return tool_call_format_; }
+  void set_tool_call_format(chat::ToolCallFormat f) { tool_call_format_ = f; }
   // Compiles output constraints (JSON schemas, grammars) for this model's vocabulary;
   // made on first use (it reads the whole vocabulary), then shared. Thread-safe.
   ConstraintCompiler& constraint_compiler() const;
@@ -58,6 +71,7 @@ class ModelBundle {
   std::unique_ptr<chat::ChatTemplate> chat_;
   std::string bos_text_, eos_text_;  // values of bos_token / eos_token in the template
   bool split_reasoning_ = false;
+  chat::ToolCallFormat tool_call_format_ = chat::ToolCallFormat::None;
   mutable std::once_flag constraints_once_;
   mutable std::unique_ptr<ConstraintCompiler> constraints_;
 };

@@ -67,15 +67,17 @@ DictData to_dict(const nlohmann::ordered_json& context) {
 }
 
 // transformers drops None-valued message keys and copies the reasoning under
-// both `thinking` and `reasoning_content` before rendering.
-nlohmann::ordered_json normalize_messages(const nlohmann::ordered_json& messages) {
+// both `thinking` and `reasoning_content` before rendering; `keep_call_content`
+// keeps a null content beside tool_calls.
+nlohmann::ordered_json normalize_messages(const nlohmann::ordered_json& messages, bool keep_call_content) {
   if (!messages.is_array()) throw Error("chat messages must be a JSON array, got " + std::string(messages.type_name()));
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const auto& message : messages) {
     if (!message.is_object()) throw Error("chat messages must be objects, got " + message.dump());
     nlohmann::ordered_json m = nlohmann::ordered_json::object();
     for (auto it = message.begin(); it != message.end(); ++it) {
-      if (!it.value().is_null()) m[it.key()] = it.value();
+      const bool call_content = keep_call_content && it.key() == "content" && message.contains("tool_calls");
+      if (!it.value().is_null() || call_content) m[it.key()] = it.value();
     }
     const nlohmann::ordered_json* reasoning = nullptr;
     for (const char* key : {"reasoning_content", "thinking", "reasoning"}) {
@@ -135,10 +137,11 @@ std::string ChatTemplate::render(const nlohmann::json& context) const {
 
 std::string apply_chat_template(const ChatTemplate& tmpl, const nlohmann::ordered_json& messages,
                                 bool add_generation_prompt, const std::string& bos_token,
-                                const std::string& eos_token, const nlohmann::ordered_json& extra) {
+                                const std::string& eos_token, const nlohmann::ordered_json& extra,
+                                bool keep_null_call_content) {
   if (!extra.is_object()) throw Error("chat template extra variables must be a JSON object");
   nlohmann::ordered_json context = nlohmann::ordered_json::object();
-  context["messages"] = normalize_messages(messages);
+  context["messages"] = normalize_messages(messages, keep_null_call_content);
   context["tools"] = nullptr;
   context["documents"] = nullptr;
   context["add_generation_prompt"] = add_generation_prompt;

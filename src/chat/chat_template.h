@@ -50,10 +50,14 @@ class ChatTemplate {
 // Renders a conversation the way transformers' apply_chat_template does:
 // variables messages, add_generation_prompt, bos_token, eos_token, plus
 // tools and documents (None unless given in `extra`) and every key of
-// `extra` (an object; its keys override the others).
+// `extra` (an object; its keys override the others). As transformers does,
+// None-valued message keys are dropped, unless `keep_null_call_content`: then a
+// null content beside tool_calls is kept, for templates that render calls only
+// when the content `is none` (DeepSeek-V3's and R1's fail on the dropped key).
 std::string apply_chat_template(const ChatTemplate& tmpl, const nlohmann::ordered_json& messages,
                                 bool add_generation_prompt, const std::string& bos_token,
                                 const std::string& eos_token,
-                                const nlohmann::ordered_json& extra = nlohmann::ordered_json::object());
+                                const nlohmann::ordered_json& extra = nlohmann::ordered_json::object(),
+                                bool keep_null_call_content = false);
 
 }  // namespace db::chat

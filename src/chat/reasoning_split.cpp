@@ -1,19 +1,8 @@
 #include "chat/reasoning_split.h"
 
-#include <algorithm>
+#include "chat/partial_tag.h"
 
 namespace db::chat {
-
-namespace {
-
-// Length of the longest suffix of `s` that is a proper prefix of `tag`.
-size_t partial_tag_suffix(std::string_view s, std::string_view tag) {
-  for (size_t n = std::min(s.size(), tag.size() - 1); n > 0; --n)
-    if (s.substr(s.size() - n) == tag.substr(0, n)) return n;
-  return 0;
-}
-
-}  // namespace
 
 ReasoningParts split_reasoning(std::string_view text) {
   if (text.substr(0, kThinkOpen.size()) == kThinkOpen) text.remove_prefix(kThinkOpen.size());

@@ -76,6 +76,7 @@ void GenerationCall::start() {
   meta_.created = api::unix_time_now();
   meta_.model = ctx_.config.model_name;
   meta_.split_reasoning = endpoint_ == api::Endpoint::ChatCompletions && ctx_.bundle.splits_reasoning();
+  meta_.tool_format = ctx_.bundle.tool_call_format();
   int64_t prompt_tokens = 0;
   for (EngineRequest& part : prepared.parts) {
     part.priority = priority;

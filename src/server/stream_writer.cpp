@@ -27,6 +27,8 @@ StreamWriter::StreamWriter(const api::ApiRequest& req, const api::PreparedReques
   }
   for (const std::string& e : echo_) text_offset_.push_back(e.size());
   if (chat_ && meta_.split_reasoning) reasoning_.resize(echo_.size());
+  if (chat_ && std::get<api::ChatCompletionRequest>(req).tools.active())
+    tools_.assign(echo_.size(), api::ToolCallExtractor(std::get<api::ChatCompletionRequest>(req).tools, meta_.tool_format));
 }
 
 void StreamWriter::begin() {
@@ -57,26 +59,51 @@ OJson StreamWriter::logprobs_delta(size_t choice, const SampleOutput& out) {
   return lp;
 }
 
+OJson StreamWriter::chat_delta(size_t choice, const SampleOutput& out) {
+  const bool end = out.finish != FinishReason::None;
+  OJson delta = OJson::object();
+  if (reasoning_.empty() && tools_.empty()) {
+    if (!out.new_text.empty() || !end) delta["content"] = out.new_text;
+    return delta;
+  }
+  // Text that may be the start of a tag is held back and comes with a later chunk.
+  chat::ReasoningStreamSplitter::Delta d;
+  if (!reasoning_.empty()) {
+    d = reasoning_[choice].push(out.new_text);
+    if (end) {
+      chat::ReasoningStreamSplitter::Delta rest = reasoning_[choice].flush();
+      d.reasoning += rest.reasoning;
+      d.content += rest.content;
+    }
+  } else {
+    d.content = out.new_text;
+  }
+  if (!d.reasoning.empty()) delta["reasoning_content"] = std::move(d.reasoning);
+  if (tools_.empty()) {
+    if (!d.content.empty()) delta["content"] = std::move(d.content);
+    return delta;
+  }
+  api::ToolCallOutput t = tools_[choice].push(d.content);
+  if (end) {
+    api::ToolCallOutput rest = tools_[choice].flush();
+    t.content += rest.content;
+    for (api::ToolCallDelta& c : rest.calls) t.calls.push_back(std::move(c));
+  }
+  if (!t.content.empty()) delta["content"] = std::move(t.content);
+  if (!t.calls.empty()) delta["tool_calls"] = api::tool_call_deltas_json(t.calls);
+  return delta;
+}
+
 void StreamWriter::write_choice_chunk(size_t choice, const SampleOutput& out) {
   const bool has_tokens = want_logprobs_ && !out.new_token_ids.empty();
   if (out.new_text.empty() && !has_tokens && out.finish == FinishReason::None) return;
   OJson lp = logprobs_delta(choice, out);
   OJson chunk;
   if (chat_) {
-    OJson delta = OJson::object();
-    if (!reasoning_.empty()) {  // text held back (a tag's first bytes) comes with a later chunk
-      chat::ReasoningStreamSplitter::Delta d = reasoning_[choice].push(out.new_text);
-      if (out.finish != FinishReason::None) {
-        chat::ReasoningStreamSplitter::Delta rest = reasoning_[choice].flush();
-        d.reasoning += rest.reasoning;
-        d.content += rest.content;
-      }
-      if (!d.reasoning.empty()) delta["reasoning_content"] = std::move(d.reasoning);
-      if (!d.content.empty()) delta["content"] = std::move(d.content);
-    } else if (!out.new_text.empty() || out.finish == FinishReason::None) {
-      delta["content"] = out.new_text;
-    }
-    chunk = api::chat_chunk(meta_, choice, std::move(delta), std::move(lp), out.finish);
+    OJson delta = chat_delta(choice, out);
+    if (delta.empty() && lp.is_null() && out.finish == FinishReason::None) return;  // all of it held back
+    const bool made_calls = !tools_.empty() && tools_[choice].calls() > 0;
+    chunk = api::chat_chunk(meta_, choice, std::move(delta), std::move(lp), out.finish, made_calls);
   } else {
     chunk = api::completion_chunk(meta_, choice, out.new_text, std::move(lp), out.finish);
   }

@@ -6,12 +6,13 @@
 // deadline, or the queue's limit: see api/timeout_error.h), and "data: [DONE]".
 // Thread-safe.
 #pragma once
-#include "chat/reasoning_split.h"
 #include <memory>
 #include <mutex>
 #include <vector>
 
 #include "api/openai_request.h"
+#include "api/tool_call_output.h"
+#include "chat/reasoning_split.h"
 #include "http/responder.h"
 
 namespace db {
@@ -35,6 +36,8 @@ class StreamWriter {
  private:
   nlohmann::ordered_json logprobs_delta(size_t choice, const SampleOutput& out);
   void write_choice_chunk(size_t choice, const SampleOutput& out);
+  // A chat delta for new text: split into reasoning_content, content and tool_calls.
+  nlohmann::ordered_json chat_delta(size_t choice, const SampleOutput& out);
   void finish_stream();
 
   std::mutex mu_;
@@ -50,6 +53,7 @@ class StreamWriter {
   std::vector<std::string> echo_;     // per choice: echo text sent in the opening chunk
   std::vector<size_t> text_offset_;   // per choice: completions logprobs text_offset of the next token
   std::vector<chat::ReasoningStreamSplitter> reasoning_;  // per choice, when meta_.split_reasoning
+  std::vector<api::ToolCallExtractor> tools_;              // per choice, when the request's tools are active
   bool ended_ = false;
 };
 

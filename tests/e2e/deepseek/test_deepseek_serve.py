@@ -4,7 +4,10 @@ forms) with DeepSeek-V3's tokenizer and chat template, over plain HTTP (urllib):
 structure: token counts, finish reasons, the latent KV pool summary printed at start,
 the chat template applied (a chat turn gives the same tokens and greedy text as its
 rendering sent as a completion prompt), the same text for the same greedy or seeded
-request, and a stream that adds up to the non-streamed response."""
+request, a stream that adds up to the non-streamed response, and tools in DeepSeek's
+format: a conversation carrying calls and tool results renders as the template
+writes it, and calls written with DeepSeek's tool-call tokens (the random model's
+output steered with guided_regex) come back as tool_calls, whole and streamed."""
 import json
 import sys
 import urllib.request
@@ -108,9 +111,56 @@ def test_seeded_samples(base, proc):
     m.check(texts(again) == texts(r), f"seeded twice: {texts(again)} vs {texts(r)}")
 
 
+TOOLS = [{"type": "function", "function": {"name": "add", "parameters": {
+    "type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}}}]
+CALLS_OPEN, CALL_OPEN, SEP, CALL_CLOSE, CALLS_CLOSE = (
+    "<\uff5ctool\u2581calls\u2581begin\uff5c>", "<\uff5ctool\u2581call\u2581begin\uff5c>",
+    "<\uff5ctool\u2581sep\uff5c>", "<\uff5ctool\u2581call\u2581end\uff5c>", "<\uff5ctool\u2581calls\u2581end\uff5c>")
+
+
+def test_tool_turns_render(base, proc):
+    args = '{"a": 1, "b": 2}'
+    history = CHAT + [
+        {"role": "assistant", "content": None,
+         "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "add", "arguments": args}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "3"}]
+    r = post(base, "/v1/chat/completions", {"model": MODEL, "messages": history, "tools": TOOLS, "max_tokens": 6,
+                                            "temperature": 0})
+    # DeepSeek-V3's template: the call spliced in as text, then the tool's output.
+    text = (m.chat_as_text(CHAT[0]["content"]) + CALLS_OPEN + CALL_OPEN + "function" + SEP + "add\n```json\n" + args +
+            "\n```" + CALL_CLOSE + "<\uff5ctool\u2581outputs\u2581begin\uff5c><\uff5ctool\u2581output\u2581begin\uff5c>3"
+            "<\uff5ctool\u2581output\u2581end\uff5c><\uff5ctool\u2581outputs\u2581end\uff5c>")
+    rendered = post(base, "/v1/completions", {"model": MODEL, "prompt": text, "max_tokens": 6, "temperature": 0})
+    m.check(rendered["usage"]["prompt_tokens"] == r["usage"]["prompt_tokens"],
+            f"tool turns rendered to {r['usage']}, the template's text to {rendered['usage']}")
+
+
+def regex_escape(s):
+    return "".join("\\" + c if c in "{}[]()^$.|*+?\\" else c for c in s)
+
+
+def test_deepseek_tool_calls_parse(base, proc):
+    call = (CALLS_OPEN + CALL_OPEN + "function" + SEP + "add\n```json\n{\"a\": 2, \"b\": 3}\n```" + CALL_CLOSE +
+            CALLS_CLOSE)
+    body = {"model": MODEL, "messages": CHAT, "tools": TOOLS, "max_tokens": 400, "temperature": 0,
+            "guided_regex": regex_escape("Adding." + call)}
+    r = post(base, "/v1/chat/completions", body)["choices"][0]
+    calls = r["message"].get("tool_calls") or []
+    m.check(len(calls) == 1 and calls[0]["function"]["name"] == "add", f"calls: {r}")
+    m.check(json.loads(calls[0]["function"]["arguments"]) == {"a": 2, "b": 3}, f"arguments: {calls[0]}")
+    m.check(r["message"]["content"] == "Adding." and r["finish_reason"] == "tool_calls", f"message: {r}")
+    chunks = post_stream(base, "/v1/chat/completions", body)
+    deltas = [c["delta"] for ch in chunks for c in ch["choices"]]
+    content = "".join(d.get("content") or "" for d in deltas)
+    streamed = [t for d in deltas for t in d.get("tool_calls") or []]
+    m.check(content == "Adding." and len(streamed) == 1 and
+            streamed[0]["function"]["arguments"] == calls[0]["function"]["arguments"], f"streamed: {deltas}")
+
+
 def main():
     args = m.parse_args()
-    tests = [test_models, test_completion, test_chat_applies_the_template, test_chat_stream, test_seeded_samples]
+    tests = [test_models, test_completion, test_chat_applies_the_template, test_chat_stream, test_seeded_samples,
+             test_tool_turns_render, test_deepseek_tool_calls_parse]
     code = 0
     with m.Scratch(args, "deepseek_serve") as scratch:
         for shape in m.MODELS:

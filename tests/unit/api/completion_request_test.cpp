@@ -95,7 +95,8 @@ TEST(CompletionRequest, NullMeansAbsent) {
 TEST(CompletionRequest, UnknownAndUnsupportedFieldsAreRefused) {
   EXPECT_EQ(error_param(body(R"({"prompt": "x", "best_of": "whatever"})")), "best_of");
   EXPECT_EQ(error_param(body(R"({"prompt": "x", "suffix": 3})")), "suffix");
-  EXPECT_EQ(error_param(body(R"({"prompt": "x", "tools": [{"type": "function"}]})")), "tools");
+  EXPECT_EQ(error_param(body(R"({"prompt": "x", "tools": [{"type": "function"}]})")), "tools")
+      << "tools are a chat field";
   EXPECT_EQ(error_param(body(R"({"prompt": "x", "logit_bias": {"one": 2}})")), "logit_bias");
   EXPECT_EQ(error_param(body(R"({"prompt": "x", "logit_bias": {"1": 200}})")), "logit_bias.1");
   EXPECT_EQ(error_param(body(R"({"prompt": "x", "logit_bias": [1]})")), "logit_bias");

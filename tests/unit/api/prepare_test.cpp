@@ -104,6 +104,25 @@ TEST_F(PrepareTest, BadTokenIds) {
   EXPECT_EQ(param, "stop_token_ids");
 }
 
+TEST_F(PrepareTest, ToolChoices) {
+  const std::string head = R"({"messages": [{"role": "user", "content": "Weather?"}],
+      "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object",
+                 "properties": {"city": {"type": "string"}}}}}])";
+  std::string param;
+  ASSERT_EQ(model_->tool_call_format(), chat::ToolCallFormat::None) << "the default template shows no tool calls";
+  EXPECT_EQ(error_code(Endpoint::ChatCompletions, head + "}", 2048, &param), "invalid_value");
+  EXPECT_EQ(param, "tool_choice") << "auto needs a format";
+  const auto required = prep(Endpoint::ChatCompletions, head + R"(, "tool_choice": "required"})");
+  EXPECT_TRUE(required.parts[0].sampling.constraint) << "required is constrained by the grammar";
+  const auto none = prep(Endpoint::ChatCompletions, head + R"(, "tool_choice": "none"})");
+  EXPECT_FALSE(none.parts[0].sampling.constraint);
+  model_->set_tool_call_format(chat::ToolCallFormat::Hermes);
+  const auto aut = prep(Endpoint::ChatCompletions, head + "}");
+  model_->set_tool_call_format(chat::ToolCallFormat::None);
+  EXPECT_FALSE(aut.parts[0].sampling.constraint) << "auto constrains nothing";
+  EXPECT_EQ(aut.parts[0].prompt, none.parts[0].prompt) << "this template does not render tools";
+}
+
 TEST(ResolveMaxTokens, Rules) {
   EXPECT_EQ(resolve_max_tokens(10, std::nullopt, 16, 100, "prompt"), 16);
   EXPECT_EQ(resolve_max_tokens(90, std::nullopt, 16, 100, "prompt"), 10);

@@ -134,13 +134,21 @@ TEST(RequestBody, BestOfIsACompletionsField) {
 }
 
 TEST(RequestBody, UnsupportedFieldsAreRefusedUnlessNull) {
-  for (const char* field : {"suffix", "tools", "tool_choice", "parallel_tool_calls"}) {
+  for (const char* field : {"suffix", "functions", "function_call"}) {
     const std::string key = field;
     EXPECT_EQ(error_of(kChat, chat(R"([{"role": "user", "content": "x"}])", ", \"" + key + "\": {\"a\": 1}")),
               std::make_pair(key, std::string("unsupported_parameter")));
     EXPECT_EQ(error_of(kCompletions, R"({"prompt": "x", ")" + key + R"(": 2})").first, key);
     EXPECT_EQ(error_of(kCompletions, R"({"prompt": "x", ")" + key + R"(": null})").first, "<no error>");
   }
+}
+
+TEST(RequestBody, ToolsAreAChatField) {
+  for (const char* field : {"tools", "tool_choice", "parallel_tool_calls"})
+    EXPECT_EQ(error_of(kCompletions, R"({"prompt": "x", ")" + std::string(field) + R"(": null})").second,
+              "unknown_parameter");
+  EXPECT_EQ(error_of(kChat, chat(R"([{"role": "user", "content": "x"}])", R"(, "tools": {"a": 1})")),
+            std::make_pair(std::string("tools"), std::string("invalid_type")));
 }
 
 TEST(RequestBody, FieldRulesHoldForAParsedDom) {
@@ -156,10 +164,16 @@ TEST(RequestBody, MessagesNeedContent) {
             std::make_pair(std::string("messages[0].content"), std::string("invalid_type")));
   EXPECT_EQ(error_of(kChat, chat(R"([{"role": "user", "content": "x"}, {"role": "assistant", "content": []}])")),
             std::make_pair(std::string("messages[1].content"), std::string("invalid_value")));
-  // An assistant turn with tool calls (content null) needs tools, which this server does not support.
+  // An assistant turn with tool calls may leave the content out; each call names its function.
   EXPECT_EQ(error_of(kChat, chat(R"([{"role": "user", "content": "x"},
                                      {"role": "assistant", "content": null, "tool_calls": [{"id": "1"}]}])")),
-            std::make_pair(std::string("messages[1].tool_calls"), std::string("unsupported_parameter")));
+            std::make_pair(std::string("messages[1].tool_calls[0].function"), std::string("invalid_value")));
+  EXPECT_EQ(error_of(kChat, chat(R"([{"role": "user", "content": "x"},
+                                     {"role": "assistant", "content": null, "tool_calls": [{"id": "1", "type":
+                                      "function", "function": {"name": "f", "arguments": "{}"}}]},
+                                     {"role": "tool", "tool_call_id": "1", "content": "42"}])"))
+                .first,
+            "<no error>");
   EXPECT_EQ(error_of(kChat, chat(R"([{"role": "user", "content": "x", "colour": "red"}])")).first,
             "messages[0].colour");
   EXPECT_EQ(error_of(kChat, chat(R"([{"role": "user", "content": "x", "name": "ann", "refusal": null}])")).first,
