@@ -69,6 +69,7 @@ CompletionRequest parse_completion_request(const Json& body) {
   r.max_tokens = parse_max_tokens(body, "max_tokens");
   if (auto lp = opt_integer(body, "logprobs", 0, kMaxLogprobs)) r.logprobs = static_cast<int32_t>(*lp);
   r.echo = opt_bool(body, "echo").value_or(false);
+  r.suffix = opt_string(body, "suffix");
   if (r.echo && r.logprobs)
     throw ApiError("'echo' together with 'logprobs' is not supported (prompt logprobs are not computed)", "echo",
                    "unsupported_parameter");

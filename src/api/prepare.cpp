@@ -99,11 +99,19 @@ PreparedRequest prepare_completion(const CompletionRequest& req, const ModelBund
       e.n = req.best_of;
       if (!e.sampling.logprobs) e.sampling.logprobs = 0;
     }
+    if (req.suffix && !bundle.fim_tokens())
+      throw ApiError("'suffix' needs a model with fill-in-the-middle tokens, and this one has none", "suffix",
+                     "invalid_value");
+    if (req.suffix && p.is_tokens)
+      throw ApiError("'suffix' needs a text prompt: the prompt and suffix are joined by the model's fill-in-the-middle "
+                     "tokens",
+                     "suffix", "invalid_value");
     if (p.is_tokens) {
       check_token_ids(p.tokens, tok.vocab_size(), param);
       e.prompt = p.tokens;
     } else {
-      e.prompt = encode_within_context(tok, p.text, /*add_special=*/true, max_context, param);
+      const std::string text = req.suffix ? bundle.fim_tokens()->prompt(p.text, *req.suffix) : p.text;
+      e.prompt = encode_within_context(tok, text, /*add_special=*/true, max_context, param);
     }
     if (e.prompt.empty()) throw ApiError("'" + param + "' is empty", param, "invalid_value");
     e.max_tokens = resolve_max_tokens(static_cast<int64_t>(e.prompt.size()), req.max_tokens,

@@ -16,11 +16,11 @@ constexpr std::array<std::string_view, 27> kCommonFields = {
     "stream",         "stream_options", "user",         "max_tokens", "logprobs",
     "timeout",        "response_format", "guided_json", "guided_regex", "guided_grammar",
     "guided_choice", "logit_bias"};
-constexpr std::array<std::string_view, 3> kCompletionFields = {"prompt", "echo", "best_of"};
+constexpr std::array<std::string_view, 4> kCompletionFields = {"prompt", "echo", "best_of", "suffix"};
 constexpr std::array<std::string_view, 6> kChatFields = {"messages", "max_completion_tokens", "top_logprobs",
                                                          "tools",    "tool_choice",           "parallel_tool_calls"};
 constexpr std::array<std::string_view, 2> kIgnoredFields = {"metadata", "service_tier"};
-constexpr std::array<std::string_view, 4> kUnsupportedFields = {"best_of", "suffix", "functions", "function_call"};
+constexpr std::array<std::string_view, 3> kUnsupportedFields = {"best_of", "functions", "function_call"};
 
 constexpr std::array<std::string_view, 5> kMessageFields = {"role", "content", "name", "tool_calls", "tool_call_id"};
 constexpr std::array<std::string_view, 3> kUnsupportedMessageFields = {"function_call", "refusal", "audio"};

@@ -85,6 +85,7 @@ std::unique_ptr<ModelBundle> ModelBundle::open(const std::string& path, int load
     }
   }
   const Tokenizer& tok = *b->tokenizer_;
+  b->fim_ = find_fim_tokens(tok);
   if (tok.bos_id() >= 0) b->bos_text_ = tok.token_text(tok.bos_id());
   if (tok.eos_id() >= 0) b->eos_text_ = tok.token_text(tok.eos_id());
   return b;

@@ -14,6 +14,7 @@
 #include "chat/tool_call_format.h"
 #include "model/model.h"
 #include "model/weight_read_bytes.h"
+#include "tokenizer/fim_tokens.h"
 #include "tokenizer/tokenizer.h"
 
 namespace db {
@@ -37,6 +38,8 @@ class ModelBundle {
   // The weight bytes a step reads (for the roofline gauge).
   const WeightReadBytes& weight_read_bytes() const { return weight_read_bytes_; }
   bool has_chat_template() const { return chat_ != nullptr; }
+  // The model's fill-in-the-middle tokens, when its vocabulary has them.
+  const std::optional<FimTokens>& fim_tokens() const { return fim_; }
   // The conversation rendered by the model's chat template (throws db::Error when
   // the model has none or the template raises). `tools` (OpenAI's list of
   // {"type": "function", "function": {...}}) becomes the template's `tools`
@@ -70,6 +73,7 @@ class ModelBundle {
   WeightReadBytes weight_read_bytes_;
   std::unique_ptr<chat::ChatTemplate> chat_;
   std::string bos_text_, eos_text_;  // values of bos_token / eos_token in the template
+  std::optional<FimTokens> fim_;
   bool split_reasoning_ = false;
   chat::ToolCallFormat tool_call_format_ = chat::ToolCallFormat::None;
   mutable std::once_flag constraints_once_;

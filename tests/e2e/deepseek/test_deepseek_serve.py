@@ -4,7 +4,8 @@ forms) with DeepSeek-V3's tokenizer and chat template, over plain HTTP (urllib):
 structure: token counts, finish reasons, the latent KV pool summary printed at start,
 the chat template applied (a chat turn gives the same tokens and greedy text as its
 rendering sent as a completion prompt), the same text for the same greedy or seeded
-request, a stream that adds up to the non-streamed response, and tools in DeepSeek's
+request, a stream that adds up to the non-streamed response, `suffix` joined to the
+prompt by DeepSeek's fill-in-the-middle tokens, and tools in DeepSeek's
 format: a conversation carrying calls and tool results renders as the template
 writes it, and calls written with DeepSeek's tool-call tokens (the random model's
 output steered with guided_regex) come back as tool_calls, whole and streamed."""
@@ -118,6 +119,17 @@ CALLS_OPEN, CALL_OPEN, SEP, CALL_CLOSE, CALLS_CLOSE = (
     "<\uff5ctool\u2581sep\uff5c>", "<\uff5ctool\u2581call\u2581end\uff5c>", "<\uff5ctool\u2581calls\u2581end\uff5c>")
 
 
+def test_suffix_fills_in_the_middle(base, proc):
+    body = {"model": MODEL, "prompt": "def add(a, b):\n", "suffix": "\n    return c\n", "max_tokens": 6,
+            "temperature": 0}
+    r = post(base, "/v1/completions", body)
+    # DeepSeek's fill-in-the-middle tokens around the prefix and the suffix.
+    fim = "<\uff5cfim\u2581begin\uff5c>def add(a, b):\n<\uff5cfim\u2581hole\uff5c>\n    return c\n<\uff5cfim\u2581end\uff5c>"
+    plain = post(base, "/v1/completions", {"model": MODEL, "prompt": fim, "max_tokens": 6, "temperature": 0})
+    m.check(r["usage"] == plain["usage"] and r["choices"][0]["text"] == plain["choices"][0]["text"],
+            f"suffix {r} vs the FIM prompt's {plain}")
+
+
 def test_tool_turns_render(base, proc):
     args = '{"a": 1, "b": 2}'
     history = CHAT + [
@@ -160,7 +172,7 @@ def test_deepseek_tool_calls_parse(base, proc):
 def main():
     args = m.parse_args()
     tests = [test_models, test_completion, test_chat_applies_the_template, test_chat_stream, test_seeded_samples,
-             test_tool_turns_render, test_deepseek_tool_calls_parse]
+             test_suffix_fills_in_the_middle, test_tool_turns_render, test_deepseek_tool_calls_parse]
     code = 0
     with m.Scratch(args, "deepseek_serve") as scratch:
         for shape in m.MODELS:

@@ -54,6 +54,10 @@ def test_chat(client, base):
     e = expect_raises(openai.BadRequestError, client.chat.completions.create, model=MODEL, messages=CHAT, max_tokens=2,
                       tools=[{"type": "function", "function": {"name": "f", "parameters": {}}}])
     check(e.body.get("param") == "tool_choice", f"tool_choice auto without a format: {e.body}")
+    # The default model has no fill-in-the-middle tokens.
+    e = expect_raises(openai.BadRequestError, client.completions.create, model=MODEL, prompt=PROMPT, max_tokens=2,
+                      suffix=" end.")
+    check(e.body.get("param") == "suffix", f"suffix without FIM tokens: {e.body}")
     # logit_bias: the greedy first token banned, the runner-up comes first; a +100 bias forces a token.
     top = client.completions.create(model=MODEL, prompt=PROMPT, max_tokens=1, temperature=0, logprobs=2)
     first, second = sorted(top.choices[0].logprobs.top_logprobs[0].items(), key=lambda kv: -kv[1])[:2]

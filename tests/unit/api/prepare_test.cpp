@@ -104,6 +104,13 @@ TEST_F(PrepareTest, BadTokenIds) {
   EXPECT_EQ(param, "stop_token_ids");
 }
 
+TEST_F(PrepareTest, SuffixNeedsFillInTheMiddleTokens) {
+  std::string param;
+  ASSERT_FALSE(model_->fim_tokens()) << "SmolLM2 has none";
+  EXPECT_EQ(error_code(Endpoint::Completions, R"({"prompt": "def f(", "suffix": "):"})", 2048, &param), "invalid_value");
+  EXPECT_EQ(param, "suffix");
+}
+
 TEST_F(PrepareTest, ToolChoices) {
   const std::string head = R"({"messages": [{"role": "user", "content": "Weather?"}],
       "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object",

@@ -134,13 +134,20 @@ TEST(RequestBody, BestOfIsACompletionsField) {
 }
 
 TEST(RequestBody, UnsupportedFieldsAreRefusedUnlessNull) {
-  for (const char* field : {"suffix", "functions", "function_call"}) {
+  for (const char* field : {"functions", "function_call"}) {
     const std::string key = field;
     EXPECT_EQ(error_of(kChat, chat(R"([{"role": "user", "content": "x"}])", ", \"" + key + "\": {\"a\": 1}")),
               std::make_pair(key, std::string("unsupported_parameter")));
     EXPECT_EQ(error_of(kCompletions, R"({"prompt": "x", ")" + key + R"(": 2})").first, key);
     EXPECT_EQ(error_of(kCompletions, R"({"prompt": "x", ")" + key + R"(": null})").first, "<no error>");
   }
+}
+
+TEST(RequestBody, SuffixIsACompletionsField) {
+  EXPECT_EQ(error_of(kCompletions, R"({"prompt": "x", "suffix": "y"})").first, "<no error>");
+  EXPECT_EQ(error_of(kCompletions, R"({"prompt": "x", "suffix": 3})").first, "suffix");
+  EXPECT_EQ(error_of(kChat, chat(R"([{"role": "user", "content": "x"}])", R"(, "suffix": "y")")).second,
+            "unknown_parameter");
 }
 
 TEST(RequestBody, ToolsAreAChatField) {
@@ -153,7 +160,7 @@ TEST(RequestBody, ToolsAreAChatField) {
 
 TEST(RequestBody, FieldRulesHoldForAParsedDom) {
   // The batch path parses generically and validates the DOM: the same rules apply.
-  EXPECT_THROW(parse_request(kCompletions, Json::parse(R"({"prompt": "x", "suffix": "y"})")), ApiError);
+  EXPECT_THROW(parse_request(kCompletions, Json::parse(R"({"prompt": "x", "functions": "y"})")), ApiError);
   EXPECT_THROW(parse_request(kCompletions, Json::parse(R"({"prompt": "x", "foo": null})")), ApiError);
 }
 
