@@ -70,10 +70,8 @@ CompletionRequest parse_completion_request(const Json& body) {
   if (auto lp = opt_integer(body, "logprobs", 0, kMaxLogprobs)) r.logprobs = static_cast<int32_t>(*lp);
   r.echo = opt_bool(body, "echo").value_or(false);
   r.suffix = opt_string(body, "suffix");
-  if (r.echo && r.logprobs)
-    throw ApiError("'echo' together with 'logprobs' is not supported (prompt logprobs are not computed)", "echo",
-                   "unsupported_parameter");
   r.common.sampling.logprobs = r.logprobs;
+  if (r.echo && r.logprobs) r.common.sampling.prompt_logprobs = r.logprobs;  // the echoed prompt is scored too
   if (auto b = opt_integer(body, "best_of", 1, kMaxSamplesPerPrompt)) {
     if (*b < r.common.n)
       throw ApiError("'best_of' (" + std::to_string(*b) + ") must be at least 'n' (" + std::to_string(r.common.n) + ")",

@@ -21,7 +21,7 @@ struct CompletionRequest {
   std::vector<PromptInput> prompts;    // one or more prompts; each gets n choices
   std::optional<int32_t> max_tokens;   // unset: 16 (OpenAI's default), capped by the context
   std::optional<int32_t> logprobs;     // top logprobs per token, in [0, 20]; unset: none
-  bool echo = false;                   // the choice text starts with the prompt
+  bool echo = false;                   // the choice text starts with the prompt (scored too, with logprobs)
   std::optional<std::string> suffix;   // fill in the middle: the text that follows the completion
   // best_of > n: best_of samples are generated per prompt and the n with the highest
   // cumulative logprob are returned (usage counts all of them); 0 = n. Not with stream.

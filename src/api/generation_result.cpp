@@ -24,6 +24,13 @@ GenerationResult::GenerationResult(const PreparedRequest& prepared) {
 bool GenerationResult::add(size_t part, const SampleOutput& out, const RequestStats& stats, bool final) {
   DB_CHECK(part < n_.size(), "output for an unknown part " + std::to_string(part));
   DB_CHECK(out.index >= 0 && out.index < n_[part], "sample index " + std::to_string(out.index) + " out of range");
+  for (int32_t k = 0; k < n_[part] && !out.prompt_token_ids.empty(); ++k) {  // every choice echoes the prompt
+    ChoiceOutput& pc = choices_[first_choice_[part] + static_cast<size_t>(k)];
+    pc.prompt_token_ids.insert(pc.prompt_token_ids.end(), out.prompt_token_ids.begin(), out.prompt_token_ids.end());
+    pc.prompt_logprobs.insert(pc.prompt_logprobs.end(), out.prompt_logprobs.begin(), out.prompt_logprobs.end());
+    pc.prompt_top_logprobs.insert(pc.prompt_top_logprobs.end(), out.prompt_top_logprobs.begin(),
+                                  out.prompt_top_logprobs.end());
+  }
   ChoiceOutput& c = choices_[first_choice_[part] + static_cast<size_t>(out.index)];
   c.text += out.new_text;
   c.token_ids.insert(c.token_ids.end(), out.new_token_ids.begin(), out.new_token_ids.end());

@@ -3,6 +3,7 @@
 // serializes add() calls (outputs of one engine request arrive in order).
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +19,11 @@ struct ChoiceOutput {
   std::vector<int32_t> token_ids;    // generated tokens
   std::vector<float> logprobs;       // per generated token (when requested)
   std::vector<std::vector<std::pair<int32_t, float>>> top_logprobs;  // per generated token (when requested)
+  // The prompt scored (SamplingParams::prompt_logprobs; the first token has no logprob),
+  // the same for every choice of a prompt.
+  std::vector<int32_t> prompt_token_ids;
+  std::vector<std::optional<float>> prompt_logprobs;
+  std::vector<std::vector<std::pair<int32_t, float>>> prompt_top_logprobs;
   FinishReason finish = FinishReason::None;  // None until the sample finished
   std::string stop_reason;           // the stop string or token that ended it, if any
 };

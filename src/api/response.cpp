@@ -43,8 +43,20 @@ OJson response_envelope(const char* object, const ResponseMeta& meta) {
 }
 
 // Completions' logprobs: {"tokens", "token_logprobs", "top_logprobs", "text_offset"}.
-OJson completion_logprobs(const ChoiceOutput& c, size_t first_offset, const Tokenizer& tok) {
+OJson completion_logprobs(const ChoiceOutput& c, size_t first_offset, const Tokenizer& tok, size_t prompt_offset) {
   OJson tokens = OJson::array(), lps = OJson::array(), tops = OJson::array(), offsets = OJson::array();
+  for (size_t i = 0; i < c.prompt_token_ids.size(); ++i) {
+    const std::string s = token_string(tok, c.prompt_token_ids[i]);
+    tokens.push_back(s);
+    const std::optional<float> lp = i < c.prompt_logprobs.size() ? c.prompt_logprobs[i] : std::nullopt;
+    lps.push_back(lp ? OJson(*lp) : OJson(nullptr));
+    OJson top = lp ? OJson::object() : OJson(nullptr);
+    if (lp && i < c.prompt_top_logprobs.size())
+      for (const auto& [id, v] : c.prompt_top_logprobs[i]) top[token_string(tok, id)] = v;
+    tops.push_back(std::move(top));
+    offsets.push_back(prompt_offset);
+    prompt_offset += s.size();
+  }
   size_t offset = first_offset;
   for (size_t i = 0; i < c.token_ids.size(); ++i) {
     const std::string s = token_string(tok, c.token_ids[i]);

@@ -46,7 +46,10 @@ nlohmann::ordered_json usage_json(const GenerationResult& result);
 
 // Completions' logprobs of c's tokens: {"tokens", "token_logprobs", "top_logprobs", "text_offset"};
 // text offsets count from `first_offset` (the echo length, or where a streamed piece starts).
-nlohmann::ordered_json completion_logprobs(const ChoiceOutput& c, size_t first_offset, const Tokenizer& tok);
+// With c's prompt scored (echo), the prompt's tokens come first, their offsets from
+// `prompt_offset`; the first has null logprobs.
+nlohmann::ordered_json completion_logprobs(const ChoiceOutput& c, size_t first_offset, const Tokenizer& tok,
+                                           size_t prompt_offset = 0);
 // Chat logprobs of c's tokens: {"content": [{"token", "logprob", "bytes", "top_logprobs": [...]}]}.
 nlohmann::ordered_json chat_logprobs(const ChoiceOutput& c, const Tokenizer& tok);
 

@@ -181,6 +181,15 @@ StepRecord EngineCore::step(std::vector<OutputEvent>& events) {
   }
   const std::vector<RequestOutput> outs = sched_->update(so, ro);
   const EngineClock::time_point done_at = EngineClock::now();
+  for (PromptLogprobs& p : ro.prompt_logprobs) {  // before the tokens sampled from the same step
+    OutputEvent e;
+    e.kind = OutputEvent::Kind::PromptLogprobs;
+    e.group_id = p.group_id;
+    e.time = done_at;
+    e.first_position = p.first_position;
+    e.tokens = std::move(p.tokens);
+    events.push_back(std::move(e));
+  }
   for (const RequestOutput& o : outs) {
     OutputEvent e;
     e.kind = OutputEvent::Kind::Tokens;

@@ -52,6 +52,11 @@ struct SampleOutput {
   FinishReason finish = FinishReason::None;
   std::string stop_reason;                // the stop string that ended it, or a stop_token_ids id in decimal
                                           // (EOS: empty); for FinishReason::Error, what went wrong
+  // With SamplingParams::prompt_logprobs, sample 0's outputs carry the prompt, scored
+  // (the first token has no logprob), in order and once, before its first token.
+  std::vector<int32_t> prompt_token_ids;
+  std::vector<std::optional<float>> prompt_logprobs;
+  std::vector<std::vector<std::pair<int32_t, float>>> prompt_top_logprobs;
 };
 
 struct RequestStats {

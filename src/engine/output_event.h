@@ -33,6 +33,7 @@ struct OutputEvent {
     Register,   // a new request: `group`
     Scheduled,  // the request ran for the first time: num_cached_tokens
     Tokens,     // one sequence's new tokens: sample_index, tokens, status, stop_token
+    PromptLogprobs,  // scored prompt tokens from position first_position on: tokens
     Aborted,    // the caller aborted the request: unfinished samples end with Abort
     Failed,     // the engine ended the request: unfinished samples end with `reason` (Error, Timeout,
                 // QueueTimeout) and stop_reason `error`
@@ -46,6 +47,7 @@ struct OutputEvent {
   std::vector<SampledToken> tokens;         // Tokens
   RequestStatus status = RequestStatus::Running;  // Tokens: Running or the sequence's Finished* status
   int32_t stop_token = -1;                  // Tokens: the stop token / EOS that finished it
+  int32_t first_position = 0;               // PromptLogprobs: the prompt position of tokens[0]
   int32_t num_cached_tokens = 0;            // Scheduled: prefix-cache hit tokens
   std::string error;                        // Failed: what went wrong
   FinishReason reason = FinishReason::Error;  // Failed: how the unfinished samples end

@@ -54,6 +54,7 @@ void OutputProcessor::handle(const OutputEvent& e) {
       }
       break;
     case OutputEvent::Kind::Tokens: on_tokens(g, e); break;
+    case OutputEvent::Kind::PromptLogprobs: on_prompt_logprobs(g, e); break;
     case OutputEvent::Kind::Aborted: finish_unfinished(g, e, FinishReason::Abort); break;
     case OutputEvent::Kind::Failed: finish_unfinished(g, e, e.reason); break;
     default: break;
@@ -101,6 +102,23 @@ void OutputProcessor::on_tokens(Group& g, const OutputEvent& e) {
   }
   out.finish = finish;
   deliver(e.group_id, g, s, out, e.time);
+}
+
+void OutputProcessor::on_prompt_logprobs(Group& g, const OutputEvent& e) {
+  if (g.samples.empty() || g.samples[0].finished || e.first_position > g.prompt_scored) return;
+  SampleOutput out;
+  out.index = 0;
+  for (size_t j = static_cast<size_t>(g.prompt_scored - e.first_position); j < e.tokens.size(); ++j) {
+    const SampledToken& t = e.tokens[j];
+    out.prompt_token_ids.push_back(t.token);
+    out.prompt_logprobs.push_back(t.logprob);
+    std::vector<std::pair<int32_t, float>> top;
+    for (const TokenLogprob& tl : t.top_logprobs) top.emplace_back(tl.token, tl.logprob);
+    out.prompt_top_logprobs.push_back(std::move(top));
+  }
+  if (out.prompt_token_ids.empty()) return;
+  g.prompt_scored += static_cast<int32_t>(out.prompt_token_ids.size());
+  deliver(e.group_id, g, g.samples[0], out, e.time);
 }
 
 void OutputProcessor::finish_unfinished(Group& g, const OutputEvent& e, FinishReason reason) {

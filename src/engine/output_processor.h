@@ -45,9 +45,11 @@ class OutputProcessor {
     int32_t finished = 0;       // samples whose final output went out
     bool scheduled = false;     // queue_seconds is set
     bool has_token = false;     // ttft_seconds is set
+    int32_t prompt_scored = 0;  // prompt positions whose logprobs went out (a recomputed prefill repeats them)
   };
 
   void on_tokens(Group& g, const OutputEvent& e);
+  void on_prompt_logprobs(Group& g, const OutputEvent& e);
   void finish_unfinished(Group& g, const OutputEvent& e, FinishReason reason);
   // Calls the callback; removes the group after its final output.
   void deliver(RequestId id, Group& g, Sample& s, SampleOutput& out, EngineClock::time_point now);

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "runner/kv_block_copy.h"
+#include "sample/logprobs.h"
 #include "util/error.h"
 
 namespace db {
@@ -30,12 +31,14 @@ ModelRunnerOutput ModelRunner::execute(const SchedulerOutput& step) {
   attn_.block_tables.clear();
   attn_.slot_mapping.clear();
   sampled_.clear();
+  prompt_rows_.clear();
   for (const ScheduledRequest& r : step.scheduled_running) add_to_batch(r, seqs_.at(r.id));
   for (const ScheduledRequest& r : step.scheduled_new) add_to_batch(r, seqs_.at(r.id));
 
   ModelRunnerOutput out;
   if (batch_.num_tokens() == 0) return out;
   model_.forward(batch_, attn_, kv_, pool_, logits_);
+  score_prompts(out);
   sample_rows(out);
   return out;
 }
@@ -50,6 +53,8 @@ void ModelRunner::sync_sequences(const SchedulerOutput& step) {
     s.num_prompt_tokens = r.new_data->num_prompt_tokens;
     s.sampling = r.new_data->sampling;
     s.sampler_state = r.new_data->sampler_state;
+    s.group_id = r.new_data->group_id;
+    s.scores_prompt = s.sampling.prompt_logprobs.has_value() && r.id == s.group_id;
     start_constraint(r.id, s);
   }
   for (const ScheduledRequest& r : step.scheduled_running)
@@ -83,11 +88,19 @@ void ModelRunner::add_to_batch(const ScheduledRequest& r, Sequence& seq) {
   batch_.query_start.push_back(batch_.num_tokens());
   attn_.context_lens.push_back(end);
   attn_.block_tables.push_back(r.block_ids);
+  if (seq.scores_prompt && begin < seq.num_prompt_tokens) {
+    // Positions [begin, last) score the prompt tokens after them; the last prompt
+    // position's logits are the first sample's.
+    const int32_t last = std::min(end, seq.num_prompt_tokens - 1);
+    const int32_t first = begin == 0 ? 0 : begin + 1;
+    if (last + 1 > first) prompt_rows_.push_back({&seq, first, last + 1, begin, batch_.logits_indices.size()});
+    for (int32_t pos = begin; pos < last; ++pos) batch_.logits_indices.push_back(batch_.num_tokens() - (end - pos));
+  }
   if (r.num_samples > 0) {
     DB_CHECK(end == static_cast<int32_t>(seq.tokens.size()),
              "sequence " + std::to_string(r.id) + " samples before its last known token");
+    sampled_.push_back({&r, &seq, batch_.logits_indices.size()});
     batch_.logits_indices.push_back(batch_.num_tokens() - 1);
-    sampled_.push_back({&r, &seq});
   }
 }
 
@@ -117,11 +130,42 @@ void ModelRunner::sample_rows(ModelRunnerOutput& out) {
   }
 }
 
+void ModelRunner::score_prompts(ModelRunnerOutput& out) {
+  if (prompt_rows_.empty()) return;
+  const int32_t vocab = model_.config().vocab;
+  out.prompt_logprobs.resize(prompt_rows_.size());
+  std::vector<std::pair<size_t, int32_t>> work;  // (prompt_rows_ index, position > 0 to score)
+  for (size_t i = 0; i < prompt_rows_.size(); ++i) {
+    const PromptRows& p = prompt_rows_[i];
+    PromptLogprobs& pl = out.prompt_logprobs[i];
+    pl.group_id = p.seq->group_id;
+    pl.first_position = p.first_position;
+    pl.tokens.resize(static_cast<size_t>(p.end_position - p.first_position));
+    for (int32_t q = p.first_position; q < p.end_position; ++q) {
+      pl.tokens[static_cast<size_t>(q - p.first_position)].token = p.seq->tokens[static_cast<size_t>(q)];
+      if (q > 0) work.emplace_back(i, q);
+    }
+  }
+  const auto n = static_cast<int64_t>(work.size());
+  pool_.run([&](int tid, int nth) {
+    for (int64_t w = n * tid / nth; w < n * (tid + 1) / nth; ++w) {
+      const auto [i, q] = work[static_cast<size_t>(w)];
+      const PromptRows& p = prompt_rows_[i];
+      const size_t row = p.first_logits_row + static_cast<size_t>(q - 1 - p.chunk_begin);
+      const float* logits = logits_.data() + row * static_cast<size_t>(vocab);
+      SampledToken& t = out.prompt_logprobs[i].tokens[static_cast<size_t>(q - p.first_position)];
+      const double log_sum = log_sum_exp(logits, vocab);
+      t.logprob = static_cast<float>(logits[t.token] - log_sum);
+      t.top_logprobs = top_logprobs(logits, vocab, *p.seq->sampling.prompt_logprobs, log_sum);
+    }
+  });
+}
+
 RequestSamples ModelRunner::sample_row(Sampler& sampler, size_t row, double& mask_seconds) const {
   const int32_t vocab = model_.config().vocab;
   const ScheduledRequest& r = *sampled_[row].req;
   const Sequence& seq = *sampled_[row].seq;
-  const float* logits = logits_.data() + row * static_cast<size_t>(vocab);
+  const float* logits = logits_.data() + sampled_[row].logits_row * static_cast<size_t>(vocab);
   const std::span<const int32_t> all(seq.tokens);
   const TokenHistory history{all.first(static_cast<size_t>(seq.num_prompt_tokens)),
                              all.subspan(static_cast<size_t>(seq.num_prompt_tokens))};

@@ -1,6 +1,8 @@
 // Executes one scheduled step on the model: applies copy-on-write block
 // copies, builds the flat varlen batch and its attention metadata, runs the
 // forward pass and samples the sequences whose chunk reached their last token.
+// For a group's first sequence whose sampling asks for prompt logprobs, it also
+// scores every prompt position the step computes.
 //
 // It keeps, per sequence, the tokens, sampling parameters and sampler state it
 // was given in NewRequestData, appends the tokens it samples, and forgets a
@@ -52,10 +54,22 @@ class ModelRunner {
     // buffer for its mask of allowed next tokens.
     std::unique_ptr<TokenConstraintState> constraint;
     std::vector<uint32_t> mask;
+    RequestId group_id = 0;
+    bool scores_prompt = false;  // sampling.prompt_logprobs and the group's first sequence
   };
   struct SampledRow {
     const ScheduledRequest* req;  // the scheduled entry
     Sequence* seq;                // its state
+    size_t logits_row;            // its row of logits_
+  };
+  // The prompt positions [first_position, end_position) a step scores for one
+  // sequence: position 0 has no logprob; position q > 0 is scored by the logits
+  // of position q - 1, whose row is first_logits_row + (q - 1 - chunk_begin).
+  struct PromptRows {
+    const Sequence* seq;
+    int32_t first_position, end_position;
+    int32_t chunk_begin;
+    size_t first_logits_row;
   };
 
   void sync_sequences(const SchedulerOutput& step);
@@ -64,6 +78,8 @@ class ModelRunner {
   void add_to_batch(const ScheduledRequest& req, Sequence& seq);
   // Samples every row of sampled_ (on the pool's threads), then appends each sequence's token.
   void sample_rows(ModelRunnerOutput& out);
+  // The prompt logprobs of prompt_rows_ (on the pool's threads).
+  void score_prompts(ModelRunnerOutput& out);
   // Row `row`'s num_samples samples, with `sampler`'s scratch; changes nothing but
   // the row's constraint mask buffer. Adds the seconds its mask took to `mask_seconds`.
   RequestSamples sample_row(Sampler& sampler, size_t row, double& mask_seconds) const;
@@ -77,6 +93,7 @@ class ModelRunner {
   Batch batch_;
   AttentionMetadata attn_;
   std::vector<SampledRow> sampled_;
+  std::vector<PromptRows> prompt_rows_;
   std::vector<float> logits_;
   int64_t constraint_masks_ = 0;
   double constraint_mask_seconds_ = 0;

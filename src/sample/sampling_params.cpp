@@ -40,6 +40,8 @@ void SamplingParams::validate() const {
   }
   if (logprobs && (*logprobs < 0 || *logprobs > kMaxLogprobs))
     reject("logprobs", ("in [0, " + std::to_string(kMaxLogprobs) + "]").c_str(), *logprobs);
+  if (prompt_logprobs && (*prompt_logprobs < 0 || *prompt_logprobs > kMaxLogprobs))
+    reject("prompt_logprobs", ("in [0, " + std::to_string(kMaxLogprobs) + "]").c_str(), *prompt_logprobs);
 }
 
 }  // namespace db

@@ -28,6 +28,10 @@ struct SamplingParams {
   float frequency_penalty = 0.0f;   // subtracted from a token's logit per occurrence in the output; [-2, 2]
   std::optional<uint64_t> seed;     // fixes the random draws; unset = a seed drawn from std::random_device
   std::optional<int32_t> logprobs;  // set: return the chosen token's logprob and this many top logprobs; [0, 20]
+  // Set: also the raw logprob of every prompt token given the ones before it (the
+  // first has none) and this many top logprobs; [0, 20]. Such a request takes no
+  // prefix-cache hit, since only computed positions have logits.
+  std::optional<int32_t> prompt_logprobs;
   // Added to the logits of these token ids after the penalties (OpenAI's logit_bias):
   // distinct ids >= 0 (the sampler checks them against the vocabulary), biases in [-100, 100].
   std::vector<std::pair<int32_t, float>> logit_bias;

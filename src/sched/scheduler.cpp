@@ -304,7 +304,9 @@ void Scheduler::schedule_waiting(SchedulerOutput& out, StepBudget& budget) {
     Request& r = *waiting_.front();
     if (!fits_slots(r.num_samples)) break;
     if (r.priority > 0 && interactive_left_ == 0) break;  // an interactive step has no room left for it
-    const ComputedBlocks hit = kv_.get_computed_blocks(r.id, r.tokens);
+    // Prompt logprobs need every prompt position computed: no prefix-cache hit.
+    const ComputedBlocks hit =
+        r.sampling.prompt_logprobs ? ComputedBlocks{} : kv_.get_computed_blocks(r.id, r.tokens);
     const int32_t uncomputed = r.num_tokens() - hit.num_computed_tokens;
     const int32_t n = r.priority > 0 ? std::min(budget.offer(uncomputed), interactive_left_) : budget.offer(uncomputed);
     SlotRequest slots;
@@ -350,6 +352,7 @@ void Scheduler::record(Request& r, int32_t n, AllocResult alloc, SchedulerOutput
     d.num_prompt_tokens = r.num_prompt_tokens;
     d.sampling = r.sampling;
     d.sampler_state = r.sampler_state;
+    d.group_id = r.group_id;
     d.first_admission = first_admission;
     d.num_cached_tokens = num_cached_tokens;
     s.new_data = std::move(d);

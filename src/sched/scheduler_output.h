@@ -27,6 +27,7 @@ struct NewRequestData {
   int32_t num_prompt_tokens = 0;   // leading prompt tokens in `tokens`
   SamplingParams sampling;         // per-token sampling
   SamplerState sampler_state;      // seed and stream of this sequence
+  RequestId group_id = 0;          // the group's first sequence (the engine's request id)
   bool first_admission = false;    // the request runs for the first time (not resumed, not a fork)
   int32_t num_cached_tokens = 0;   // tokens adopted from the prefix cache at this admission
 };
@@ -67,8 +68,18 @@ struct RequestSamples {
   std::vector<SampledToken> samples;  // num_samples entries; sample i used sampler stream (stream + i)
 };
 
+// Prompt logprobs (SamplingParams::prompt_logprobs) of the prompt positions a step
+// computed for a group's first sequence: tokens[i] is the prompt token at position
+// first_position + i with its raw logprob given the tokens before it (none at 0).
+struct PromptLogprobs {
+  RequestId group_id = 0;
+  int32_t first_position = 0;
+  std::vector<SampledToken> tokens;
+};
+
 struct ModelRunnerOutput {
   std::vector<RequestSamples> requests;  // one per scheduled sequence with num_samples > 0
+  std::vector<PromptLogprobs> prompt_logprobs;  // one per sequence whose step computed prompt positions that want them
 };
 
 }  // namespace db

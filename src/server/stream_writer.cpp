@@ -14,17 +14,21 @@ StreamWriter::StreamWriter(const api::ApiRequest& req, const api::PreparedReques
       meta_(std::move(meta)),
       res_(std::move(res)),
       result_(prepared) {
-  if (chat_)
+  if (chat_) {
     want_logprobs_ = std::get<api::ChatCompletionRequest>(req).logprobs;
-  else
+  } else {
     want_logprobs_ = std::get<api::CompletionRequest>(req).logprobs.has_value();
+    echo_scored_ = want_logprobs_ && std::get<api::CompletionRequest>(req).echo;
+  }
   include_usage_ = api::common_fields(req).stream_include_usage;
   timeout_ = api::common_fields(req).timeout;
   for (size_t p = 0; p < prepared.parts.size(); ++p) {
     first_choice_.push_back(echo_.size());
     const std::string echo = p < prepared.echo_texts.size() ? prepared.echo_texts[p] : "";
     for (int32_t s = 0; s < prepared.parts[p].n; ++s) echo_.push_back(echo);
+    part_n_.push_back(prepared.parts[p].n);
   }
+  prompt_offset_.assign(echo_.size(), 0);
   for (const std::string& e : echo_) text_offset_.push_back(e.size());
   if (chat_ && meta_.split_reasoning) reasoning_.resize(echo_.size());
   if (chat_ && std::get<api::ChatCompletionRequest>(req).tools.active())
@@ -38,7 +42,7 @@ void StreamWriter::begin() {
     OJson chunk;
     if (chat_)
       chunk = api::chat_chunk(meta_, i, {{"role", "assistant"}, {"content", ""}}, nullptr, FinishReason::None);
-    else if (!echo_[i].empty())
+    else if (!echo_[i].empty() && !echo_scored_)
       chunk = api::completion_chunk(meta_, i, echo_[i], nullptr, FinishReason::None);
     else
       continue;
@@ -111,6 +115,22 @@ void StreamWriter::write_choice_chunk(size_t choice, const SampleOutput& out) {
   res_->write(api::sse_data(chunk));
 }
 
+void StreamWriter::write_prompt_chunks(size_t part, const SampleOutput& out) {
+  api::ChoiceOutput piece;
+  piece.prompt_token_ids = out.prompt_token_ids;
+  piece.prompt_logprobs = out.prompt_logprobs;
+  piece.prompt_top_logprobs = out.prompt_top_logprobs;
+  for (int32_t k = 0; k < part_n_[part]; ++k) {
+    const size_t choice = first_choice_[part] + static_cast<size_t>(k);
+    OJson lp = api::completion_logprobs(piece, 0, tok_, prompt_offset_[choice]);
+    for (const auto& t : lp["tokens"]) prompt_offset_[choice] += t.get_ref<const std::string&>().size();
+    OJson chunk = api::completion_chunk(meta_, choice, echo_[choice], std::move(lp), FinishReason::None);
+    echo_[choice].clear();  // the echo text goes with the first piece only
+    if (include_usage_) chunk["usage"] = nullptr;
+    res_->write(api::sse_data(chunk));
+  }
+}
+
 void StreamWriter::finish_stream() {
   if (include_usage_)
     res_->write(api::sse_data(api::usage_chunk(chat_ ? api::kChatChunkObject : api::kCompletionChunkObject, meta_,
@@ -127,6 +147,7 @@ bool StreamWriter::add(size_t part, const SampleOutput& out, const RequestStats&
   std::lock_guard<std::mutex> lock(mu_);
   if (ended_) return true;
   const bool done = result_.add(part, out, stats, final);
+  if (echo_scored_ && !out.prompt_token_ids.empty()) write_prompt_chunks(part, out);
   write_choice_chunk(first_choice_[part] + static_cast<size_t>(out.index), out);
   if (done) finish_stream();
   return done;

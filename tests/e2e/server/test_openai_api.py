@@ -159,6 +159,38 @@ def test_echo(client, base):
     check(r.choices[0].text.startswith(PROMPT) and len(r.choices[0].text) > len(PROMPT), f"echo {r.choices[0].text!r}")
 
 
+def test_echo_logprobs(client, base):
+    """echo with logprobs scores the prompt: every prompt token after the first has the raw logprob
+    the model gives it after the tokens before it, across the cuts of a chunked prefill, the same
+    when the prompt is sent again (no prefix-cache hit skips it), and the same streamed."""
+    ids = token_ids(base)
+    words = [ids[w] for w in (" the", " cat", " sat", " on", " mat", ".", " It", " was", " happy")]
+    prompt = [ids["The"]] + [words[(i * 7) % len(words)] for i in range(2299)]  # > 2048: a cut prefill
+    r = client.completions.create(model=MODEL, prompt=prompt, max_tokens=2, temperature=0, echo=True, logprobs=1)
+    lp = r.choices[0].logprobs
+    check(len(lp.tokens) == len(prompt) + 2, f"{len(lp.tokens)} scored tokens for {len(prompt)} + 2")
+    check(lp.token_logprobs[0] is None and lp.top_logprobs[0] is None, "the first prompt token has no logprob")
+    check(all(v is not None and v <= 0 for v in lp.token_logprobs[1:]), "every later token has a logprob")
+    check(all(len(t) >= 1 for t in lp.top_logprobs[1:]), "top logprobs for every scored token")
+    check(lp.text_offset[0] == 0 and lp.text_offset == sorted(lp.text_offset), f"offsets {lp.text_offset[:5]}")
+    for k in (1, 2, 100, 2047, 2048, 2049, 2299):
+        # The same logprob from a prompt of the first k tokens, the k-th forced (logprobs stay raw).
+        f = client.completions.create(model=MODEL, prompt=prompt[:k], max_tokens=1, temperature=0, logprobs=0,
+                                      logit_bias={str(prompt[k]): 100})
+        want = f.choices[0].logprobs.token_logprobs[0]
+        check(lp.token_logprobs[k] == want,  # batch-invariant kernels: the same bits
+              f"prompt token {k}: scored {lp.token_logprobs[k]}, alone {want}")
+    again = client.completions.create(model=MODEL, prompt=prompt, max_tokens=2, temperature=0, echo=True, logprobs=1)
+    check(again.choices[0].logprobs.token_logprobs == lp.token_logprobs, "the same prompt scores the same again")
+    scored = []
+    for chunk in client.completions.create(model=MODEL, prompt=prompt[:50], max_tokens=2, temperature=0, echo=True,
+                                           logprobs=1, n=2, stream=True):
+        for ch in chunk.choices:
+            if ch.logprobs and ch.index == 1:
+                scored += ch.logprobs.token_logprobs
+    check(len(scored) == 52 and scored[:50] == lp.token_logprobs[:50], f"streamed: {scored[:50]}")
+
+
 def test_seed(client, base):
     def sample(seed):
         return client.completions.create(model=MODEL, prompt="Once upon a time", max_tokens=12, temperature=1.0,
@@ -243,7 +275,7 @@ def main():
         ["--api-key", KEY, "--served-model-name", MODEL, "--kv-cache-memory", "64M", "--max-num-seqs", "16", "-t", "2"],
         [test_models, test_completion, test_chat, test_stream_matches_non_stream, test_n_samples, test_best_of,
          test_logprobs,
-         test_echo, test_seed, test_stop, test_errors, test_raw_sse_with_curl, test_health_and_metrics_open],
+         test_echo, test_echo_logprobs, test_seed, test_stop, test_errors, test_raw_sse_with_curl, test_health_and_metrics_open],
         lambda base: (openai.OpenAI(base_url=base + "/v1", api_key=KEY, max_retries=0, timeout=60), base))
 
 

@@ -170,9 +170,15 @@ TEST(CompletionRequest, OutOfRangeValuesNameTheParam) {
       {R"({"prompt": "x", "logprobs": 21})", "logprobs"},
       {R"({"prompt": "x", "priority": 3})", "priority"},
       {R"({"prompt": "x", "stop": [""]})", "stop"},
-      {R"({"prompt": "x", "echo": true, "logprobs": 1})", "echo"},
   };
   for (const auto& [text, param] : cases) EXPECT_EQ(error_param(body(text)), param) << text;
+}
+
+TEST(CompletionRequest, EchoWithLogprobsScoresThePrompt) {
+  EXPECT_EQ(parse_completion_request(body(R"({"prompt": "x", "echo": true, "logprobs": 3})")).common.sampling.prompt_logprobs,
+            3);
+  EXPECT_FALSE(parse_completion_request(body(R"({"prompt": "x", "logprobs": 3})")).common.sampling.prompt_logprobs);
+  EXPECT_FALSE(parse_completion_request(body(R"({"prompt": "x", "echo": true})")).common.sampling.prompt_logprobs);
 }
 
 TEST(CompletionRequest, BodyMustBeAnObject) {

@@ -189,3 +189,42 @@ TEST_F(OutputProcessorTest, FailureEndsSamplesWithTheError) {
 
 }  // namespace
 }  // namespace db
+
+namespace db {
+namespace {
+
+// Prompt logprobs go out once and in order: a recomputed prefill (after a
+// preemption) repeats positions that are dropped; a gap is never filled from later ones.
+TEST_F(OutputProcessorTest, PromptLogprobsGoOutOnceInOrder) {
+  register_group(1, 2);
+  auto scored = [&](int32_t first, std::vector<int32_t> ids) {
+    OutputEvent e;
+    e.kind = OutputEvent::Kind::PromptLogprobs;
+    e.group_id = 1;
+    e.first_position = first;
+    for (int32_t id : ids)
+      e.tokens.push_back(SampledToken{id, first == 0 && e.tokens.empty() ? std::nullopt : std::optional<float>(-1.0f),
+                                      {{id, -1.0f}}});
+    e.time = t0_;
+    proc_.handle(e);
+  };
+  scored(0, {'a', 'b', 'c'});
+  scored(0, {'a', 'b', 'c', 'd'});  // recomputed from the start: only 'd' is new
+  scored(6, {'x'});                 // a gap: dropped
+  scored(4, {'e'});
+  std::vector<int32_t> ids;
+  std::vector<std::optional<float>> lps;
+  for (const Delivered& d : delivered_) {
+    EXPECT_EQ(d.out.index, 0) << "the prompt comes with sample 0";
+    EXPECT_FALSE(d.final);
+    ids.insert(ids.end(), d.out.prompt_token_ids.begin(), d.out.prompt_token_ids.end());
+    lps.insert(lps.end(), d.out.prompt_logprobs.begin(), d.out.prompt_logprobs.end());
+  }
+  EXPECT_EQ(ids, (std::vector<int32_t>{'a', 'b', 'c', 'd', 'e'}));
+  ASSERT_EQ(lps.size(), 5u);
+  EXPECT_FALSE(lps[0]);
+  EXPECT_EQ(lps[4], -1.0f);
+}
+
+}  // namespace
+}  // namespace db
