@@ -110,6 +110,14 @@ void add_serve_options(CLI::App& cmd, ServeOptions& o) {
                  "Directory for the Batch API's files and batches (default: $XDG_DATA_HOME/deepbatch, "
                  "~/.local/share/deepbatch, or ./deepbatch-data)");
   cmd.add_flag("--no-batch-api", o.no_batch_api, "Serve no Batch API (/v1/files, /v1/batches)");
+  cmd.add_option("--max-upload-size", s.max_upload_bytes,
+                 "Largest Batch API upload (POST /v1/files), e.g. 200M; written to disk as it arrives (larger: 413)")
+      ->transform(CLI::AsSizeValue(false))
+      ->capture_default_str();
+  cmd.add_option("--max-concurrent-batches", s.max_concurrent_batches,
+                 "Batch API batches running at once, all at background priority (more wait in creation order)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd.add_option("--memory-bandwidth", o.memory_bandwidth_gbs,
                  "The machine's memory read bandwidth in GB/s, the roofline gauge's reference (0 = measure at "
                  "start-up, about a second)")

@@ -31,7 +31,7 @@ Connection::Connection(asio::ip::tcp::socket socket, std::shared_ptr<ServerConte
       remote_(endpoint_text(socket_)),
       read_deadline_(socket_.get_executor()),
       write_deadline_(socket_.get_executor()),
-      reader_(ctx_->opts.max_header_bytes, ctx_->opts.max_body_bytes, ctx_->body_budget) {}
+      reader_(ctx_->opts.max_header_bytes, ctx_->opts.max_body_bytes, ctx_->body_budget, ctx_->body_spool) {}
 
 Connection::~Connection() { ctx_->remove(this); }
 

@@ -7,7 +7,10 @@
 #include <utility>
 #include <vector>
 
+#include <memory>
+
 #include "http/body_budget.h"
+#include "http/body_spool.h"
 
 namespace db::http {
 
@@ -19,7 +22,8 @@ struct Request {
   std::string path;      // the normalized path (request_target.h): what routing and auth see
   std::string query;     // target after '?' ("" when none), not decoded
   Headers headers;       // names lower-cased, values trimmed, in arrival order
-  std::string body;      // the whole body, at most ServerOptions::max_body_bytes
+  std::string body;      // the whole body, at most ServerOptions::max_body_bytes (empty when spooled)
+  std::shared_ptr<SpooledBody> body_file;  // the body on disk, when ServerOptions::spool wanted it
   std::string remote;    // peer address "ip:port" (for logs)
   BodyLease body_lease;  // the body's bytes in the server's BodyBudget; move it along with the body
   std::string principal; // who the router's guard authenticated the request as ("" = nobody in particular);

@@ -92,6 +92,7 @@ Server::Server(ServerOptions opts, Handler handler) : impl_(std::make_unique<Imp
   if (!opts.error_body) throw Error("http server: ServerOptions::error_body is required");
   if (!handler) throw Error("http server: a request handler is required");
   impl_->ctx->body_budget = std::make_shared<BodyBudget>(opts.max_body_bytes_in_flight);
+  impl_->ctx->body_spool = std::make_shared<BodySpool>(opts.spool);
   impl_->ctx->opts = std::move(opts);
   impl_->ctx->handler = std::move(handler);
   impl_->listen();

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "http/body_spool.h"
 #include "http/request.h"
 #include "http/responder.h"
 
@@ -35,6 +36,7 @@ struct ServerOptions {
   double idle_timeout_s = 120;           // keep-alive connection with no request in flight is closed
   double write_timeout_s = 120;          // a client not reading its response for this long is dropped
   size_t max_body_bytes_in_flight = 0;   // bodies held at once, all connections (BodyBudget); 0 = no cap
+  BodySpoolOptions spool;                // bodies written to disk instead of memory (none unless `wants` is set)
   ErrorBody error_body;                  // required
   // Called (on an I/O thread) with the status of each error the transport answers itself
   // (400, 408, 413, 417, 431, 503), which never reach the Handler; optional; must not block.

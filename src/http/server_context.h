@@ -20,6 +20,7 @@ struct ServerContext {
   ServerOptions opts;
   Handler handler;
   std::shared_ptr<BodyBudget> body_budget;                          // shared by every connection's reader
+  std::shared_ptr<BodySpool> body_spool;                            // shared by every connection's reader
 
   std::mutex mu;                                                    // guards conns and stopping
   std::unordered_map<const Connection*, std::weak_ptr<Connection>> conns;  // open connections

@@ -61,6 +61,19 @@ ServerApp::ServerApp(Engine& engine, const ModelBundle& bundle, ServeConfig conf
   batch_ = mount_batch_api(engine, bundle, config_, quotas_, router_);
   engine.set_step_observer([m = &metrics_](const StepRecord& step) { m->on_step(step); });
   http::ServerOptions options = http_options(config_);
+  if (batch_) {  // uploads go to disk as they arrive; only an authenticated client's (the guard runs later)
+    options.spool.dir = config_.data_dir + "/spool";
+    options.spool.max_bytes = config_.max_upload_bytes;
+    options.spool.wants = [tenants = &tenants_](const http::Request& head) {
+      if (head.method != "POST" || head.path != "/v1/files") return false;
+      try {
+        authenticate(head, *tenants);
+        return true;
+      } catch (const api::ApiError&) {
+        return false;
+      }
+    };
+  }
   options.on_protocol_error = [m = &metrics_](int status) { m->on_http_response(status); };
   http_ = std::make_unique<http::Server>(
       std::move(options),

@@ -26,6 +26,7 @@ std::unique_ptr<MountedBatchApi> mount_batch_api(Engine& engine, const ModelBund
   opts.model_name = config.model_name;
   opts.max_context = config.max_context;
   opts.quotas = &quotas;
+  opts.max_concurrent_batches = config.max_concurrent_batches;
   auto api = std::make_unique<BatchApi>(engine, bundle, std::move(opts));
   api->add_routes(router);
   return api;

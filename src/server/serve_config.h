@@ -25,6 +25,8 @@ struct ServeConfig {
   size_t max_body_bytes_in_flight = 128u << 20;  // request bodies held at once (received, queued, parsing); past it 503
   double header_timeout_s = 10;        // a request head must arrive within this (else 408)
   std::string data_dir;                // Batch API state ("" = no Batch API)
+  size_t max_concurrent_batches = 2;   // Batch API batches running at once
+  size_t max_upload_bytes = 200u << 20;  // Batch API uploads (POST /v1/files) are written to disk, up to this
   double shutdown_timeout_s = 30;      // on SIGTERM: how long in-flight requests may take before they are aborted
   MetricNaming metric_naming = MetricNaming::Deepbatch;  // --metrics-names: which names /metrics uses
   double machine_read_bandwidth = 0;   // bytes/s the roofline gauge compares decode steps with (0 = unknown)

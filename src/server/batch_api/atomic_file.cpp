@@ -22,7 +22,7 @@ void sync_directory(const std::string& dir) {
   if (err != 0) throw Error(sys_error(dir, "fsync of the directory failed", err));
 }
 
-void write_file_atomic(const std::string& path, const std::string& data) {
+void write_file_atomic(const std::string& path, std::string_view data) {
   const std::string tmp = path + ".tmp";
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw Error(sys_error(tmp, "cannot create"));

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/api_error.h"
+#include "io/mapped_file.h"
 #include "server/batch_api/atomic_file.h"
 #include "server/batch_api/completion_window.h"
 #include "server/batch_api/input_check.h"
@@ -177,7 +178,14 @@ HttpReply BatchHandlers::upload_file(const http::Request& req) {
   if (!content_type)
     throw api::ApiError("the body must be multipart/form-data with the fields 'file' and 'purpose'", "",
                         "invalid_content_type");
-  const std::vector<MultipartPart> parts = parse_multipart(req.body, multipart_boundary(*content_type));
+  // A large upload arrives on disk (http::BodySpool) and is read through a mapping.
+  std::unique_ptr<MappedFile> spooled;
+  std::string_view body = req.body;
+  if (req.body_file && req.body_file->size() > 0) {
+    spooled = MappedFile::open(req.body_file->path());
+    body = std::string_view(reinterpret_cast<const char*>(spooled->data()), spooled->size());
+  }
+  const std::vector<MultipartPart> parts = parse_multipart(body, multipart_boundary(*content_type));
   const MultipartPart* file = nullptr;
   const MultipartPart* purpose = nullptr;
   for (const MultipartPart& p : parts) {
@@ -188,10 +196,11 @@ HttpReply BatchHandlers::upload_file(const http::Request& req) {
     throw api::ApiError("Missing required parameter: 'purpose'.", "purpose", "missing_required_parameter");
   if (!file) throw api::ApiError("Missing required parameter: 'file'.", "file", "missing_required_parameter");
   if (purpose->data != "batch")
-    throw api::ApiError("purpose must be 'batch' (the only purpose this server accepts), got '" + purpose->data + "'",
+    throw api::ApiError("purpose must be 'batch' (the only purpose this server accepts), got '" +
+                            std::string(purpose->data) + "'",
                         "purpose", "invalid_value");
   const std::string filename = file->filename && !file->filename->empty() ? *file->filename : "upload.jsonl";
-  return json_reply(file_json(files_.create(filename, purpose->data, file->data, "", req.principal)));
+  return json_reply(file_json(files_.create(filename, std::string(purpose->data), file->data, "", req.principal)));
 }
 
 HttpReply BatchHandlers::list_files(const http::Request& req) {

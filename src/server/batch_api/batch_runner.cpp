@@ -35,7 +35,7 @@ void BatchRunner::start() {
     for (const BatchRecord& b : all)
       if (!is_terminal(b.status)) queue_.push_back(b.id);
   }
-  thread_ = std::thread([this] { loop(); });
+  for (size_t i = 0; i < std::max<size_t>(opts_.max_concurrent, 1); ++i) threads_.emplace_back([this] { loop(); });
 }
 
 void BatchRunner::enqueue(const std::string& id) {
@@ -50,16 +50,17 @@ void BatchRunner::shutdown() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
-    stop_job_ = true;
+    for (auto& [id, run] : running_) run->stop = true;
   }
   cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  for (std::thread& t : threads_)
+    if (t.joinable()) t.join();
 }
 
 bool BatchRunner::wait_idle(double timeout_s) {
   std::unique_lock<std::mutex> lock(mu_);
   return cv_.wait_for(lock, std::chrono::duration<double>(timeout_s),
-                      [&] { return queue_.empty() && active_.empty(); });
+                      [&] { return queue_.empty() && running_.empty(); });
 }
 
 BatchRecord BatchRunner::update(const std::string& id, const std::function<void(BatchRecord&)>& change) {
@@ -73,10 +74,12 @@ BatchRecord BatchRunner::update(const std::string& id, const std::function<void(
 std::optional<BatchRecord> BatchRunner::current(const std::string& id) const {
   std::lock_guard<std::mutex> lock(mu_);
   std::optional<BatchRecord> b = batches_.get(id);
-  if (b && counters_live_ && active_ == id && !is_terminal(b->status)) {
-    b->counts.total = static_cast<int64_t>(counters_.total.load());
-    b->counts.completed = static_cast<int64_t>(counters_.completed.load());
-    b->counts.failed = static_cast<int64_t>(counters_.failed.load());
+  const auto run = running_.find(id);
+  if (b && run != running_.end() && run->second->counters_live && !is_terminal(b->status)) {
+    const batch::BatchCounters& c = run->second->counters;
+    b->counts.total = static_cast<int64_t>(c.total.load());
+    b->counts.completed = static_cast<int64_t>(c.completed.load());
+    b->counts.failed = static_cast<int64_t>(c.failed.load());
   }
   return b;
 }
@@ -91,7 +94,7 @@ BatchRecord BatchRunner::cancel(const std::string& id) {
       queue_.erase(std::remove(queue_.begin(), queue_.end(), id), queue_.end());
       return update(id, [&](BatchRecord& r) { transition(r, BatchStatus::Cancelled, now); });
     case BatchStatus::InProgress:
-      if (active_ == id) stop_job_ = true;
+      if (const auto run = running_.find(id); run != running_.end()) run->second->stop = true;
       return update(id, [&](BatchRecord& r) { transition(r, BatchStatus::Cancelling, now); });
     case BatchStatus::Cancelling:
       return *b;
@@ -104,16 +107,16 @@ BatchRecord BatchRunner::cancel(const std::string& id) {
 void BatchRunner::loop() {
   while (true) {
     std::string id;
+    Running* run = nullptr;
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
       if (stopping_) return;
       id = next_in_queue();
-      active_ = id;
-      stop_job_ = false;
+      run = running_.emplace(id, std::make_unique<Running>()).first->second.get();
     }
     try {
-      process(id);
+      process(id, *run);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "[deepbatch serve] batch %s: %s\n", id.c_str(), e.what());
       if (!stopping_) {
@@ -126,8 +129,7 @@ void BatchRunner::loop() {
     }
     {
       std::lock_guard<std::mutex> lock(mu_);
-      active_.clear();
-      counters_live_ = false;
+      running_.erase(id);
     }
     cv_.notify_all();
   }
@@ -148,7 +150,7 @@ std::string BatchRunner::next_in_queue() {
   return id;
 }
 
-void BatchRunner::process(const std::string& id) {
+void BatchRunner::process(const std::string& id, Running& run) {
   BatchStatus status;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -159,13 +161,13 @@ void BatchRunner::process(const std::string& id) {
     status = b->status;
   }
   if (status == BatchStatus::InProgress) {
-    run_job(id);
+    run_job(id, run);
     return;
   }
   finalize(id, status == BatchStatus::Cancelling ? BatchStatus::Cancelled : BatchStatus::Completed);
 }
 
-void BatchRunner::run_job(const std::string& id) {
+void BatchRunner::run_job(const std::string& id, Running& run) {
   batch::BatchJobOptions job;
   job.input_path = batches_.input_path(id);
   job.output_path = batches_.journal_path(id);
@@ -174,16 +176,16 @@ void BatchRunner::run_job(const std::string& id) {
   job.max_in_flight =
       opts_.max_in_flight > 0 ? opts_.max_in_flight : 2 * static_cast<size_t>(engine_.config().max_num_seqs);
   job.priority = opts_.priority;
-  job.stop = &stop_job_;
-  job.counters = &counters_;
+  job.stop = &run.stop;
+  job.counters = &run.counters;
   {
     std::lock_guard<std::mutex> lock(mu_);
     const std::optional<BatchRecord> b = batches_.get(id);  // the last saved counts until the job reads its journal
     if (b) job.deadline = std::chrono::system_clock::from_time_t(static_cast<std::time_t>(expires_at(*b)));
-    counters_.total = b ? static_cast<size_t>(b->counts.total) : 0;
-    counters_.completed = b ? static_cast<size_t>(b->counts.completed) : 0;
-    counters_.failed = b ? static_cast<size_t>(b->counts.failed) : 0;
-    counters_live_ = true;
+    run.counters.total = b ? static_cast<size_t>(b->counts.total) : 0;
+    run.counters.completed = b ? static_cast<size_t>(b->counts.completed) : 0;
+    run.counters.failed = b ? static_cast<size_t>(b->counts.failed) : 0;
+    run.counters_live = true;
     job.tenant = b ? b->owner : "";
   }
   const batch::BatchSummary summary = batch::run_batch_job(engine_, bundle_, job);
@@ -194,13 +196,13 @@ void BatchRunner::run_job(const std::string& id) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     const BatchRecord b = update(id, [&](BatchRecord& r) {
-      r.counts.total = static_cast<int64_t>(counters_.total.load());
-      r.counts.completed = static_cast<int64_t>(counters_.completed.load());
-      r.counts.failed = static_cast<int64_t>(counters_.failed.load());
+      r.counts.total = static_cast<int64_t>(run.counters.total.load());
+      r.counts.completed = static_cast<int64_t>(run.counters.completed.load());
+      r.counts.failed = static_cast<int64_t>(run.counters.failed.load());
       if (r.status == BatchStatus::InProgress && !summary.stopped)
         transition(r, BatchStatus::Finalizing, api::unix_time_now());
     });
-    counters_live_ = false;
+    run.counters_live = false;
     if (stopping_ && b.status != BatchStatus::Finalizing) return;  // resumes after a restart
     next = b.status == BatchStatus::Cancelling ? BatchStatus::Cancelled : BatchStatus::Completed;
   }

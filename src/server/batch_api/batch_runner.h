@@ -1,7 +1,8 @@
-// Runs the batches of a BatchStore on a shared engine, one at a time in creation
-// order (FIFO), on a thread of its own. Each batch is a batch::run_batch_job over
-// its input and journal at background priority (2), so live requests on the same
-// engine go first; then its journal is split into the output and error files.
+// Runs the batches of a BatchStore on a shared engine, up to max_concurrent at once
+// (each on a thread of its own), started in creation order (FIFO). Each batch is a
+// batch::run_batch_job over its input and journal at background priority (2), so
+// live requests on the same engine go first; within the class the engine admits
+// the batches' owners in turn. Then its journal is split into the output and error files.
 //
 //   queue (FIFO) --> validating -> in_progress --run_batch_job--> finalizing --split--> completed
 //   cancel(): queued -> cancelled at once; running -> cancelling, the job stops (in-flight
@@ -15,8 +16,8 @@
 //   Finalizing sets request_counts and usage from the journal; a journal with
 //   "batch_expired" records makes the batch expired rather than completed, so a
 //   restart in the middle of finalizing ends in the same state.
-//   shutdown(): the running job stops and its batch stays in_progress; start() after a
-//               restart resumes it from the journal.
+//   shutdown(): the running jobs stop and their batches stay in_progress; start() after a
+//               restart resumes them from their journals.
 #pragma once
 #include <atomic>
 #include <condition_variable>
@@ -24,10 +25,13 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "batch/batch_job.h"
 #include "server/batch_api/batch_store.h"
@@ -47,6 +51,7 @@ struct BatchRunnerOptions {
                                 // engine's max_num_seqs: enough to keep it full, few enough that the batch
                                 // adds little to the engine's waiting queue, which live admission watches)
   int priority = 2;             // engine priority of batch requests (2: background)
+  size_t max_concurrent = 2;    // batches running at once (at least 1)
 };
 
 class BatchRunner {
@@ -57,7 +62,7 @@ class BatchRunner {
   BatchRunner(const BatchRunner&) = delete;
   BatchRunner& operator=(const BatchRunner&) = delete;
 
-  // Queues every batch that is not finished, oldest first, and starts the thread.
+  // Queues every batch that is not finished, oldest first, and starts the threads.
   void start();
   // Queues a batch just created (validating).
   void enqueue(const std::string& id);
@@ -66,17 +71,24 @@ class BatchRunner {
   BatchRecord cancel(const std::string& id);
   // Batch `id` with live request counts when it is running; nullopt when unknown.
   std::optional<BatchRecord> current(const std::string& id) const;
-  // Stops the running job (its batch stays resumable) and joins the thread. Idempotent.
+  // Stops the running jobs (their batches stay resumable) and joins the threads. Idempotent.
   void shutdown();
   // Blocks until the queue is empty and nothing runs, or `timeout_s` passed; true when idle.
   bool wait_idle(double timeout_s);
 
  private:
-  void loop();
+  // What the runner keeps about a batch while a thread processes it.
+  struct Running {
+    std::atomic<bool> stop{false};   // tells its job to stop
+    batch::BatchCounters counters;   // live counts of its job
+    bool counters_live = false;      // counters describe the batch
+  };
+
+  void loop();  // one worker thread
   // Takes the next batch off the queue: the first whose window has ended, else the oldest.
   std::string next_in_queue();
-  void process(const std::string& id);
-  void run_job(const std::string& id);
+  void process(const std::string& id, Running& run);
+  void run_job(const std::string& id, Running& run);
   void finalize(const std::string& id, BatchStatus to);
   void fail(const std::string& id, const std::string& message);
   // Applies `change` to the stored batch and saves it, under the state lock; returns it.
@@ -91,12 +103,9 @@ class BatchRunner {
   mutable std::mutex mu_;             // guards everything below and every read-modify-save of a batch
   std::condition_variable cv_;
   std::deque<std::string> queue_;     // batches waiting for the runner, FIFO
-  std::string active_;                // the batch being processed ("" when none)
+  std::map<std::string, std::unique_ptr<Running>> running_;  // the batches being processed
   bool stopping_ = false;
-  std::atomic<bool> stop_job_{false};  // tells the running job to stop
-  batch::BatchCounters counters_;      // live counts of the running job
-  bool counters_live_ = false;         // counters_ describe active_
-  std::thread thread_;
+  std::vector<std::thread> threads_;
 };
 
 }  // namespace db::server

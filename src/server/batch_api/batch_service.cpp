@@ -55,6 +55,7 @@ struct BatchService::Impl {
     BatchRunnerOptions r;
     r.model_name = opts.model_name;
     r.max_context = opts.max_context;
+    r.max_concurrent = opts.max_concurrent_batches;
     return r;
   }
 

@@ -4,7 +4,8 @@
 //
 //   POST /v1/files --> FileStore (data_dir/files)
 //   POST /v1/batches --> BatchStore (data_dir/batches/<id>/batch.json) --> BatchRunner queue (FIFO)
-//   BatchRunner thread: run_batch_job(journal) --> finalize: split journal into output / error files
+//   BatchRunner threads (max_concurrent_batches): run_batch_job(journal) --> finalize: split
+//   journal into output / error files
 //
 // HTTP handlers never touch the disk or the engine on the I/O thread: each request is
 // handed to the service's own worker thread, which answers through the Responder.
@@ -34,6 +35,7 @@ struct BatchServiceOptions {
   std::string model_name;       // "model" in responses of requests that name none
   int64_t max_context = 0;      // the model's context length in tokens
   TenantQuotas* quotas = nullptr;  // each tenant's limit on queued batch requests (nullptr: none); outlives the service
+  size_t max_concurrent_batches = 2;  // batches running at once
 };
 
 // One endpoint: what add_routes() hands to the router.

@@ -86,7 +86,7 @@ FileStore::FileStore(std::string dir) : dir_(std::move(dir)) {
 std::string FileStore::content_path(const std::string& id) const { return (fs::path(dir_) / (id + ".data")).string(); }
 std::string FileStore::meta_path(const std::string& id) const { return (fs::path(dir_) / (id + ".json")).string(); }
 
-FileObject FileStore::create(const std::string& filename, const std::string& purpose, const std::string& data,
+FileObject FileStore::create(const std::string& filename, const std::string& purpose, std::string_view data,
                              std::string id, std::string owner) {
   if (id.empty()) id = api::new_response_id("file-");
   DB_CHECK(is_safe_id(id), "file id must be a generated id");

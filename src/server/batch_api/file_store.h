@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -36,7 +37,7 @@ class FileStore {
   // Stores `data` durably, owned by tenant `owner`, and returns its object. `id` ""
   // makes a new one; a given id replaces any file with that id (used to make batch
   // outputs idempotent).
-  FileObject create(const std::string& filename, const std::string& purpose, const std::string& data,
+  FileObject create(const std::string& filename, const std::string& purpose, std::string_view data,
                     std::string id = "", std::string owner = "");
   std::optional<FileObject> get(const std::string& id) const;
   // Every file, newest first (descending creation order).

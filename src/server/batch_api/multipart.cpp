@@ -149,7 +149,7 @@ std::vector<MultipartPart> parse_multipart(std::string_view body, std::string_vi
     const size_t data_end = body.find(delimiter, data_start);
     if (data_end == std::string_view::npos)
       bad("part " + std::to_string(parts.size() + 1) + " ('" + part.name + "') has no closing boundary");
-    part.data = std::string(body.substr(data_start, data_end - data_start));
+    part.data = body.substr(data_start, data_end - data_start);
     parts.push_back(std::move(part));
     pos = data_end + delimiter.size();
   }

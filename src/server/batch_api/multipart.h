@@ -26,13 +26,13 @@ struct MultipartPart {
   std::string name;                       // Content-Disposition name
   std::optional<std::string> filename;    // Content-Disposition filename, when given
   std::string content_type;               // the part's Content-Type ("" when absent)
-  std::string data;                       // the part's bytes
+  std::string_view data;                  // the part's bytes: a view into the parsed body
 };
 
 // The boundary of a "multipart/form-data; boundary=..." Content-Type. Throws
 // ApiError when the type is something else or the boundary is missing or invalid.
 std::string multipart_boundary(std::string_view content_type);
-// Every part of `body`, in order. Throws ApiError on a missing boundary line, a part
+// Every part of `body`, in order (their data views into `body`). Throws ApiError on a missing boundary line, a part
 // without a name, a header without its blank line, or a missing closing boundary.
 std::vector<MultipartPart> parse_multipart(std::string_view body, std::string_view boundary);
 

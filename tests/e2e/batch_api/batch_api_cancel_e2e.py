@@ -1,6 +1,7 @@
 """Cancelling a running batch with the official openai client: it goes through
 cancelling to cancelled, keeps the requests that finished (each once, in the
-output file) and runs nothing more; a batch still queued is cancelled at once."""
+output file) and runs nothing more; a batch still queued (one batch runs at a time
+here) is cancelled at once."""
 import sys
 import time
 
@@ -9,7 +10,7 @@ import batch_e2e_util as u
 
 def main():
     with u.Session("batch_api_cancel") as s:
-        client = s.start()
+        client = s.start("--max-concurrent-batches", "1")
         # A few short requests finish early; the long rest is still running when the cancel comes.
         lines = [u.request_line(f"c{i}", u.chat_body(f"Count slowly from {i} to {i + 40}.", 4 if i < 6 else 64))
                  for i in range(60)]

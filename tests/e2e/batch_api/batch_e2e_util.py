@@ -42,10 +42,10 @@ class Session:
     def path(self, name):
         return os.path.join(self.work, name)
 
-    def start(self):
-        """Starts `deepbatch serve --data-dir <data dir>`; returns an openai client for it."""
+    def start(self, *extra_args):
+        """Starts `deepbatch serve --data-dir <data dir> [extra_args]`; returns an openai client for it."""
         self.proc, base_url = server_fixture.start_server(self.args.binary, self.args.source_dir,
-                                                          [*SERVER_ARGS, "--data-dir", self.data_dir])
+                                                          [*SERVER_ARGS, "--data-dir", self.data_dir, *extra_args])
         return openai.OpenAI(base_url=base_url + "/v1", api_key="unused", max_retries=0, timeout=30)
 
     def stop(self):

@@ -328,17 +328,42 @@ TEST_F(BatchServiceTest, CancelBeforeStartIsImmediate) {
     lines.push_back(request_line("q" + std::to_string(i), greedy("Word " + std::to_string(i), 32)));
   const std::string file_id = upload(lines);
   const std::string first = create_batch(file_id)["id"];
-  const std::string second = create_batch(file_id)["id"];  // queued behind the first (FIFO)
-  const Reply r = call("POST", "/v1/batches/{id}/cancel", second);
+  const std::string second = create_batch(file_id)["id"];  // runs beside the first (two at once)
+  const std::string third = create_batch(file_id)["id"];   // queued behind them (FIFO)
+  const Reply r = call("POST", "/v1/batches/{id}/cancel", third);
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.js()["status"], "cancelled");
   EXPECT_TRUE(r.js()["output_file_id"].is_null());
   call("POST", "/v1/batches/{id}/cancel", first);
+  call("POST", "/v1/batches/{id}/cancel", second);
   EXPECT_EQ(wait_batch(first, finished, 60)["status"], "cancelled");
+  EXPECT_EQ(wait_batch(second, finished, 60)["status"], "cancelled");
   const Reply page = call("GET", "/v1/batches", "", "", "limit=1");
-  EXPECT_EQ(page.js()["data"][0]["id"], second);
+  EXPECT_EQ(page.js()["data"][0]["id"], third);
   EXPECT_TRUE(page.js()["has_more"].get<bool>());
-  EXPECT_EQ(call("GET", "/v1/batches", "", "", "after=" + second).js()["data"][0]["id"], first);
+  EXPECT_EQ(call("GET", "/v1/batches", "", "", "after=" + third).js()["data"][0]["id"], second);
+}
+
+TEST_F(BatchServiceTest, TwoBatchesRunAtOnce) {
+  std::vector<std::string> lines;
+  for (int i = 0; i < 60; ++i)
+    lines.push_back(request_line("t" + std::to_string(i), greedy("Story " + std::to_string(i), 48)));
+  const std::string file_id = upload(lines);
+  const std::string first = create_batch(file_id)["id"];
+  const std::string second = create_batch(file_id)["id"];
+  // One at a time, the second would wait in "validating" until the first is done.
+  bool both_running = false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!both_running && std::chrono::steady_clock::now() < deadline) {
+    const json a = get_batch(first), b = get_batch(second);
+    both_running = a["status"] == "in_progress" && b["status"] == "in_progress" &&
+                   a["request_counts"]["completed"].get<int>() < 60;
+    if (finished(a)) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(both_running) << "the second batch never ran beside the first";
+  for (const std::string& id : {first, second}) call("POST", "/v1/batches/{id}/cancel", id);
+  for (const std::string& id : {first, second}) EXPECT_TRUE(finished(wait_batch(id, finished, 60)));
 }
 
 TEST_F(BatchServiceTest, RestartResumesFromTheJournalWithoutRedoingAnything) {
