@@ -9,6 +9,10 @@ Shapes:
   r1-qwen-1.5b       qwen2, DeepSeek-R1-Distill-Qwen-1.5B: 28 layers, hidden 1536, 12 heads,
                      2 KV heads, FFN 8960, QKV bias, untied output (about 1.8 B parameters).
                      Default type f16 (as before).
+  r1-qwen-mini       qwen2 at test size in the same form: 2 layers, hidden 128, 4 heads, 2 KV
+                     heads, FFN 256, context 4096. With R1-Distill-Qwen's 151665-token vocab
+                     (--vocab-from its vocab.gguf, which carries the chat template): 39 M
+                     parameters, a 42 MB q8_0 file. Default type q8_0.
   deepseek-v2-lite   deepseek2, DeepSeek-V2-Lite: 27 layers, hidden 2048, 16 heads, no q
                      compression (attn_q), kv_lora 512, qk_nope 128, qk_rope 64, v 128;
                      layer 0 dense (FFN 10944), layers 1-26 MoE: 64 routed experts of width
@@ -117,6 +121,8 @@ _MINI_YARN = dict(factor=4.0, orig_ctx=1024, beta_fast=32.0, beta_slow=1.0)
 SHAPES = {
     "r1-qwen-1.5b": dict(arch="qwen2", layers=28, hidden=1536, heads=12, kv_heads=2, ffn=8960,
                          qkv_bias=True, ctx=131072, rope_base=10000.0, eps=1e-6, default_type="f16"),
+    "r1-qwen-mini": dict(arch="qwen2", layers=2, hidden=128, heads=4, kv_heads=2, ffn=256,
+                         qkv_bias=True, ctx=4096, rope_base=10000.0, eps=1e-6, default_type="q8_0"),
     # deepseek-ai/DeepSeek-V2-Lite config.json (vocab 102400 there)
     "deepseek-v2-lite": dict(_DEEPSEEK_LITE, ffn=10944, gating="softmax", weights_norm=False,
                              weights_scale=1.0, exp_probs_b=False, rope_base=10000.0, ctx=163840,

@@ -147,6 +147,9 @@ PreparedRequest prepare_chat(const ChatCompletionRequest& req, const ModelBundle
     throw ApiError(std::string("the chat template could not render these messages: ") + err.what(), "messages",
                    "invalid_value");
   }
+  // A reasoning model thinks freely first; its answer after "</think>" follows the constraint.
+  if (e.sampling.constraint && bundle.splits_reasoning())
+    e.sampling.constraint_after_token = bundle.reasoning_end_token();
   e.prompt = encode_within_context(bundle.tokenizer(), text, /*add_special=*/false, max_context, "messages");
   if (e.prompt.empty()) throw ApiError("'messages' render to an empty prompt", "messages", "invalid_value");
   e.max_tokens = resolve_max_tokens(static_cast<int64_t>(e.prompt.size()), req.max_tokens, max_context, max_context,

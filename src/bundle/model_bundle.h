@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "chat/chat_message.h"
+#include "chat/reasoning_split.h"
 #include "chat/tool_call_format.h"
 #include "model/model.h"
 #include "model/weight_read_bytes.h"
@@ -55,6 +56,9 @@ class ModelBundle {
   // thinks; set_reasoning_split overrides it (call before serving).
   bool splits_reasoning() const { return split_reasoning_; }
   void set_reasoning_split(bool on) { split_reasoning_ = on; }
+  // The token that ends a reasoning model's thinking ("</think>" as one token), or -1.
+  // A chat answer's constraint applies after it when the answers are split.
+  int32_t reasoning_end_token() const { return tokenizer_->token_id(chat::kThinkClose); }
   // How the model writes tool calls (chat/tool_call_format.h): by default the format
   // whose markers the chat template renders; set_tool_call_format overrides it
   // (call before serving).

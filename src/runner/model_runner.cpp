@@ -66,10 +66,16 @@ void ModelRunner::start_constraint(RequestId id, Sequence& s) {
   if (!s.sampling.constraint) return;
   s.constraint = s.sampling.constraint->start();
   s.mask.resize(static_cast<size_t>(token_mask_words(model_.config().vocab)));
-  for (size_t i = static_cast<size_t>(s.num_prompt_tokens); i < s.tokens.size(); ++i)
+  s.constraint_active = s.sampling.constraint_after_token < 0;
+  for (size_t i = static_cast<size_t>(s.num_prompt_tokens); i < s.tokens.size(); ++i) {
+    if (!s.constraint_active) {
+      s.constraint_active = s.tokens[i] == s.sampling.constraint_after_token;
+      continue;
+    }
     DB_CHECK(s.constraint->accept(s.tokens[i]), "sequence " + std::to_string(id) + ": output token " +
                                                     std::to_string(s.tokens[i]) + " breaks its " +
                                                     s.sampling.constraint->describe() + " constraint");
+  }
 }
 
 void ModelRunner::add_to_batch(const ScheduledRequest& r, Sequence& seq) {
@@ -122,10 +128,14 @@ void ModelRunner::sample_rows(ModelRunnerOutput& out) {
     Sequence& seq = *sampled_[row].seq;
     const int32_t token = rows[row].samples.front().token;
     seq.tokens.push_back(token);
-    if (seq.constraint) ++constraint_masks_;
-    if (seq.constraint)  // the mask allowed it, so this holds unless the constraint engine is wrong
+    if (seq.constraint && !seq.constraint_active) {
+      seq.constraint_active = token == seq.sampling.constraint_after_token;  // applies from the next token
+    } else if (seq.constraint) {
+      ++constraint_masks_;
+      // The mask allowed it, so this holds unless the constraint engine is wrong.
       DB_CHECK(seq.constraint->accept(token), "sequence " + std::to_string(rows[row].id) + ": sampled token " +
                                                   std::to_string(token) + " breaks its constraint");
+    }
     out.requests.push_back(std::move(rows[row]));
   }
 }
@@ -170,7 +180,7 @@ RequestSamples ModelRunner::sample_row(Sampler& sampler, size_t row, double& mas
   const TokenHistory history{all.first(static_cast<size_t>(seq.num_prompt_tokens)),
                              all.subspan(static_cast<size_t>(seq.num_prompt_tokens))};
   std::span<const uint32_t> allowed;
-  if (seq.constraint) {
+  if (seq.constraint && seq.constraint_active) {
     const auto t0 = std::chrono::steady_clock::now();
     Sequence& mutable_seq = *sampled_[row].seq;
     mutable_seq.constraint->fill_mask(mutable_seq.mask);

@@ -9,7 +9,8 @@
 // sequence when the scheduler lists it as preempted or finished. A sequence
 // whose sampling has a constraint also keeps its state in it, rebuilt from the
 // output tokens whenever the sequence is (re)introduced (a fork, a resumed
-// preemption), so the state always matches the tokens. It never
+// preemption), so the state always matches the tokens. With
+// constraint_after_token, the constraint starts after that token's first sampling. It never
 // decides who runs; the scheduler never touches tensors.
 #pragma once
 #include <cstdint>
@@ -54,6 +55,7 @@ class ModelRunner {
     // buffer for its mask of allowed next tokens.
     std::unique_ptr<TokenConstraintState> constraint;
     std::vector<uint32_t> mask;
+    bool constraint_active = false;  // false until sampling.constraint_after_token is sampled (if set)
     RequestId group_id = 0;
     bool scores_prompt = false;  // sampling.prompt_logprobs and the group's first sequence
   };

@@ -37,6 +37,9 @@ struct SamplingParams {
   std::vector<std::pair<int32_t, float>> logit_bias;
   // Set: every sampled token must follow it (a JSON schema, a grammar, ...); shared, immutable.
   std::shared_ptr<const TokenConstraint> constraint;
+  // >= 0: the constraint applies only after this token is sampled (a reasoning model's
+  // "</think>": it thinks freely, then answers in the constrained form).
+  int32_t constraint_after_token = -1;
 
   // Throws db::Error naming the offending parameter, its allowed range and the value given.
   void validate() const;

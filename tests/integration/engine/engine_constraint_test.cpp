@@ -101,6 +101,26 @@ TEST(EngineConstraint, JsonSchemaOutputsParseAndFollowTheSchema) {
   }
 }
 
+// `copies` copies of `base` in one batch on `blocks` KV blocks (enough to force
+// preemption) give each request the greedy tokens it gave alone.
+void expect_same_tokens_when_preempted(const EngineConfig& cfg, const std::vector<EngineRequest>& base,
+                                       const std::vector<RequestResult>& alone, int copies, int64_t blocks) {
+  std::vector<EngineRequest> batch;
+  for (int k = 0; k < copies; ++k) batch.insert(batch.end(), base.begin(), base.end());
+  EngineConfig small = cfg;
+  small.max_num_seqs = static_cast<int>(batch.size());
+  small.max_num_batched_tokens = 256;
+  small.kv_cache_memory = kv_bytes_for_blocks(small, blocks);
+  EngineStats stats;
+  const std::vector<RequestResult> got = run_batch(small, batch, &stats);
+  EXPECT_GT(stats.preemptions, 0) << "the KV budget was meant to force preemption";
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const SampleResult& want = alone[i % base.size()].samples.at(0);
+    ASSERT_EQ(got[i].samples.size(), 1u);
+    EXPECT_EQ(got[i].samples[0].tokens, want.tokens) << "request " << i << ": " << got[i].samples[0].text;
+  }
+}
+
 TEST(EngineConstraint, GreedyTokensAreTheSameAloneAndInAPreemptingBatch) {
   ASSERT_NE(default_bundle(), nullptr);
   const auto schema = compile(GrammarSpec::Kind::JsonSchema, kPersonSchema);
@@ -110,22 +130,38 @@ TEST(EngineConstraint, GreedyTokensAreTheSameAloneAndInAPreemptingBatch) {
   EngineConfig cfg;
   cfg.kv_cache_memory = kv_bytes_for_blocks(cfg, 1 + 2048 / cfg.block_size);
   const std::vector<RequestResult> alone = run_alone(cfg, base);
-
-  std::vector<EngineRequest> batch;
-  for (int k = 0; k < 4; ++k) batch.insert(batch.end(), base.begin(), base.end());
-  EngineConfig small = cfg;
-  small.max_num_seqs = static_cast<int>(batch.size());
-  small.max_num_batched_tokens = 256;
-  small.kv_cache_memory = kv_bytes_for_blocks(small, 40);
-  EngineStats stats;
-  const std::vector<RequestResult> got = run_batch(small, batch, &stats);
-  EXPECT_GT(stats.preemptions, 0) << "the KV budget was meant to force preemption";
-  for (size_t i = 0; i < batch.size(); ++i) {
-    const SampleResult& want = alone[i % base.size()].samples.at(0);
-    ASSERT_EQ(got[i].samples.size(), 1u);
-    EXPECT_EQ(got[i].samples[0].tokens, want.tokens) << "request " << i << ": " << got[i].samples[0].text;
-  }
+  expect_same_tokens_when_preempted(cfg, base, alone, 4, 40);
   for (size_t i = 0; i < base.size(); i += 2) expect_person(alone[i].samples.at(0), "alone " + std::to_string(i));
+}
+
+// A constraint after a token (a reasoning model's "</think>"): the text before the
+// token is free (a +100 bias makes the token the first one), the rest follows the
+// constraint (the bias no longer wins once the mask applies), and the greedy tokens
+// are the same alone and in a preempting batch (the state is rebuilt past the token).
+TEST(EngineConstraint, AConstraintAfterATokenStartsThere) {
+  ASSERT_NE(default_bundle(), nullptr);
+  const std::vector<int32_t> marker_ids = default_bundle()->tokenizer().encode("Hmm", false);
+  ASSERT_FALSE(marker_ids.empty());
+  const int32_t marker = marker_ids[0];
+  const std::string marker_text = default_bundle()->tokenizer().decode({marker});
+  std::vector<EngineRequest> base;
+  for (size_t i = 0; i < 4; ++i) {
+    EngineRequest r = chat_request(questions()[i], compile(GrammarSpec::Kind::Regex, "[0-9]{3}-[0-9]{4}"));
+    r.sampling.constraint_after_token = marker;
+    r.sampling.logit_bias = {{marker, 100.0f}};
+    base.push_back(r);
+  }
+  EngineConfig cfg;
+  const std::vector<RequestResult> alone = run_alone(cfg, base);
+  for (const RequestResult& r : alone) {
+    const SampleResult& s = r.samples.at(0);
+    ASSERT_FALSE(s.tokens.empty());
+    EXPECT_EQ(s.tokens[0], marker) << "before its token the constraint does not apply: " << s.text;
+    EXPECT_EQ(s.finish, FinishReason::Stop) << s.text;
+    ASSERT_EQ(s.text.substr(0, marker_text.size()), marker_text);
+    EXPECT_TRUE(std::regex_match(s.text.substr(marker_text.size()), std::regex("[0-9]{3}-[0-9]{4}"))) << s.text;
+  }
+  expect_same_tokens_when_preempted(cfg, base, alone, 6, 24);
 }
 
 TEST(EngineConstraint, RegexGrammarAndChoiceHold) {
