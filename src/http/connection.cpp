@@ -204,6 +204,7 @@ void Connection::close() {
   socket_.close(ec);
   if (!writing_) outq_.clear();  // a pending write still refers to its buffers until it completes
   inbuf_.clear();
+  on_drained_ = nullptr;
   ctx_->remove(this);
   if (auto responder = std::move(responder_)) responder->mark_gone();
 }

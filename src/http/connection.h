@@ -29,6 +29,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Queues response bytes from `who`; ignored unless `who` is the current response.
   // `final` ends the response; `close_after` closes the connection once it is written.
   void post_response_bytes(std::shared_ptr<ResponderImpl> who, std::string bytes, bool final, bool close_after);
+  // Runs `fn` (on the strand) once the bytes queued so far are written, if `who` is
+  // still the current response and the connection still open (else drops it).
+  void post_on_drained(std::shared_ptr<ResponderImpl> who, std::function<void()> fn);
   // Closes at once (server stop): the current response's client-gone callback runs.
   void post_close();
 
@@ -82,6 +85,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::deque<std::string> outq_;             // bytes to write, in order
   size_t out_offset_ = 0;                    // bytes of outq_.front() already written
   bool writing_ = false;                     // a write is pending
+  std::function<void()> on_drained_;         // the current response's, run when outq_ empties
   std::vector<boost::asio::const_buffer> write_bufs_;
 };
 

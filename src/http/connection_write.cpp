@@ -2,6 +2,7 @@
 // gathered writes, a progress-based write timeout, and the closing sequence.
 #include <algorithm>
 #include <boost/asio/post.hpp>
+#include <utility>
 
 #include "http/connection.h"
 #include "http/responder_impl.h"
@@ -32,6 +33,7 @@ void Connection::response_bytes(const std::shared_ptr<ResponderImpl>& who, std::
   if (!bytes.empty()) queue(std::move(bytes));
   if (!final) return;
   responder_.reset();
+  on_drained_ = nullptr;  // a finished response waits for nothing
   if (close_after || !keep_alive_) {
     state_ = State::closing;
     inbuf_.clear();
@@ -39,6 +41,17 @@ void Connection::response_bytes(const std::shared_ptr<ResponderImpl>& who, std::
     return;
   }
   next_request();
+}
+
+void Connection::post_on_drained(std::shared_ptr<ResponderImpl> who, std::function<void()> fn) {
+  asio::post(socket_.get_executor(), [self = shared_from_this(), who = std::move(who), fn = std::move(fn)]() mutable {
+    if (self->closed_ || who != self->responder_ || self->state_ != State::handling) return;
+    if (!self->writing_ && self->outq_.empty()) {
+      if (fn) fn();
+      return;
+    }
+    self->on_drained_ = std::move(fn);
+  });
 }
 
 void Connection::queue(std::string bytes) {
@@ -83,6 +96,7 @@ void Connection::on_write(const error_code& ec, size_t n) {
   }
   if (!outq_.empty()) return start_write();
   write_deadline_.cancel();
+  if (on_drained_) std::exchange(on_drained_, nullptr)();
   on_output_drained();
 }
 

@@ -32,6 +32,14 @@ class Responder {
   // ended (client vanished, timeout, server shutdown); at once if that already
   // happened. It must not block. Setting it again replaces it.
   virtual void on_client_gone(std::function<void()> fn) = 0;
+  // `fn` runs once, on an I/O thread, when every byte of this response queued so far
+  // has gone to the socket (at once if none waits): a large body is written a piece at
+  // a time, the next when the last has left, so it is never held whole. Never once the
+  // client is gone (on_client_gone runs instead, and `fn` is dropped). Setting it again
+  // replaces it. The default, for responders that hold nothing back, runs it at once.
+  virtual void on_drained(std::function<void()> fn) {
+    if (fn) fn();
+  }
 };
 
 }  // namespace db::http

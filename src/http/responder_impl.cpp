@@ -80,6 +80,10 @@ void ResponderImpl::on_client_gone(std::function<void()> fn) {
   if (fn) fn();
 }
 
+void ResponderImpl::on_drained(std::function<void()> fn) {
+  if (auto conn = conn_.lock()) conn->post_on_drained(shared_from_this(), std::move(fn));
+}
+
 void ResponderImpl::mark_gone() {
   std::function<void()> fn;
   {

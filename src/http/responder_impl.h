@@ -30,6 +30,7 @@ class ResponderImpl : public Responder, public std::enable_shared_from_this<Resp
   void end() override;
   bool client_gone() const override;
   void on_client_gone(std::function<void()> fn) override;
+  void on_drained(std::function<void()> fn) override;
 
   // Called by the connection (on its strand) when it closes. Runs the callback, once,
   // unless the response had already ended.

@@ -25,6 +25,7 @@ class StatusRecordingResponder : public http::Responder {
   void end() override { inner_->end(); }
   bool client_gone() const override { return inner_->client_gone(); }
   void on_client_gone(std::function<void()> fn) override { inner_->on_client_gone(std::move(fn)); }
+  void on_drained(std::function<void()> fn) override { inner_->on_drained(std::move(fn)); }
 
  private:
   std::shared_ptr<http::Responder> inner_;

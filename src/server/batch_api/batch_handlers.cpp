@@ -225,13 +225,9 @@ HttpReply BatchHandlers::get_file(const std::string& tenant, const std::string& 
 
 HttpReply BatchHandlers::file_content(const std::string& tenant, const std::string& id) {
   file_or_404(tenant, id);
-  std::string data;
-  try {
-    data = read_whole_file(files_.content_path(id));
-  } catch (const Error&) {
-    throw no_such_file(id);  // deleted meanwhile
-  }
-  return {200, {{"Content-Type", "application/octet-stream"}}, std::move(data)};
+  std::shared_ptr<OpenFile> file = OpenFile::open(files_.content_path(id));
+  if (!file) throw no_such_file(id);  // deleted meanwhile
+  return {200, {{"Content-Type", "application/octet-stream"}}, "", std::move(file)};
 }
 
 HttpReply BatchHandlers::delete_file(const std::string& tenant, const std::string& id) {

@@ -4,6 +4,7 @@
 // `tenant` (http::Request::principal) is the caller: another tenant's file or batch
 // is answered exactly like a missing one, and lists hold only the caller's own.
 #pragma once
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "http/request.h"
 #include "server/batch_api/batch_runner.h"
 #include "server/batch_api/batch_store.h"
+#include "server/batch_api/file_stream.h"
 #include "server/batch_api/file_store.h"
 
 namespace db::server {
@@ -19,6 +21,7 @@ struct HttpReply {
   int status = 200;
   http::Headers headers;  // Content-Type at least
   std::string body;
+  std::shared_ptr<OpenFile> file;  // when set: the body is this file's content, streamed (file_stream.h)
 };
 
 // "a=1&b=x%20y" -> {{"a","1"},{"b","x y"}} (percent-decoding, '+' as space).

@@ -64,6 +64,7 @@ struct BatchService::Impl {
     const bool queued = worker.post([res, fn = std::move(fn)] {
       if (res->client_gone()) return;
       HttpReply reply = BatchHandlers::guarded(fn);
+      if (reply.file) return stream_file(res, std::move(reply.headers), std::move(reply.file));
       res->send(reply.status, std::move(reply.headers), std::move(reply.body));
     });
     if (!queued) {

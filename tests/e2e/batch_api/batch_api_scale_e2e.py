@@ -1,7 +1,7 @@
 """The Batch API at OpenAI's scale with the official openai client: a request file of
 50,000 requests and tens of MB (past the server's 32 MB limit on other bodies) uploads
-through a body written to disk as it arrives, so the server's anonymous memory grows
-by far less than the file; a batch over it is accepted and cancelled; 50,001
+through a body written to disk as it arrives, and downloads a piece at a time, so the
+server's anonymous memory grows by far less than the file either way; a batch over it is accepted and cancelled; 50,001
 requests are refused; an upload past --max-upload-size gets 413; two batches run at
 once (--max-concurrent-batches 2) and finish with usage filled; the batch list pages
 with limit and after."""
@@ -69,7 +69,13 @@ def main():
         grown_mb = (peak.peak - before) / 1024
         print(f"upload of {size / 2**20:.0f} MiB: the server's anonymous memory grew by {grown_mb:.1f} MiB at most")
         u.check(grown_mb < size / 2**20 / 4, f"the upload was held in memory: +{grown_mb:.1f} MiB")
-        u.check(client.files.content(uploaded.id).content == open(big, "rb").read(), "the stored file is the upload")
+        before = rss_anon_kb(pid)
+        with PeakAnon(pid) as peak:
+            content = client.files.content(uploaded.id).content
+        u.check(content == open(big, "rb").read(), "the stored file is the upload")
+        grown_mb = (peak.peak - before) / 1024
+        print(f"download of {size / 2**20:.0f} MiB: the server's anonymous memory grew by {grown_mb:.1f} MiB at most")
+        u.check(grown_mb < size / 2**20 / 4, f"the download was held in memory: +{grown_mb:.1f} MiB")
 
         batch = u.create_batch(client, uploaded.id)
         u.check(batch.request_counts is None or batch.request_counts.total in (0, 50000), f"batch: {batch}")
