@@ -70,8 +70,18 @@ void check_accepted(const ApiRequest& req, const BodyLimits& limits) {
   } else {
     const auto& chat = std::get<ChatCompletionRequest>(req);
     FUZZ_CHECK(!chat.messages.empty(), "at least one message");
-    for (const auto& m : chat.messages)
-      FUZZ_CHECK(m.role == "system" || m.role == "user" || m.role == "assistant", "known roles");
+    for (const auto& m : chat.messages) {
+      FUZZ_CHECK(m.role == "system" || m.role == "user" || m.role == "assistant" || m.role == "tool", "known roles");
+      FUZZ_CHECK(m.content || (m.role == "assistant" && !m.tool_calls.empty()), "content, unless beside calls");
+      FUZZ_CHECK(m.tool_calls.empty() || m.role == "assistant", "calls only in assistant turns");
+      FUZZ_CHECK(m.role == "tool" || m.tool_call_id.empty(), "tool_call_id only in tool turns");
+      for (const auto& c : m.tool_calls) FUZZ_CHECK(!c.name.empty(), "calls name their function");
+    }
+    const auto& t = chat.tools;
+    FUZZ_CHECK(t.functions.size() <= kMaxTools, "tools within the limit");
+    FUZZ_CHECK(t.choice == ToolRequest::Choice::None || !t.functions.empty(), "a tool choice has tools");
+    if (t.choice == ToolRequest::Choice::Required || t.choice == ToolRequest::Choice::Named)
+      FUZZ_CHECK(chat.common.guided && chat.common.guided->field == "tool_choice", "required/named constrain");
     if (chat.max_tokens) FUZZ_CHECK(*chat.max_tokens >= 1, "max_tokens >= 1");
     FUZZ_CHECK(chat.top_logprobs >= 0 && chat.top_logprobs <= db::kMaxLogprobs, "top_logprobs in range");
   }

@@ -120,6 +120,17 @@ JSON_SEEDS = {
     "chat_bad_part": {"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {}}]}]},
     "chat_bad_role": {"messages": [{"role": "tool", "content": "x", "tool_call_id": "t"}], "top_logprobs": 2},
     "deep_nesting": {"metadata": {"a": {"b": {"c": {"d": {"e": [[[[[1]]]]]}}}}}, "prompt": "x"},
+    "chat_tools": {
+        "messages": [{"role": "user", "content": "Weather?"},
+                     {"role": "assistant", "content": None, "tool_calls": [
+                         {"id": "c1", "type": "function", "function": {"name": "get", "arguments": "{\"a\": 1}"}}]},
+                     {"role": "tool", "tool_call_id": "c1", "content": "sunny"}],
+        "tools": [{"type": "function", "function": {"name": "get", "description": "d", "parameters": {
+            "type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}}}],
+        "tool_choice": {"type": "function", "function": {"name": "get"}}, "parallel_tool_calls": False},
+    "chat_tools_required": {"messages": [{"role": "user", "content": "x"}], "tool_choice": "required",
+                            "tools": [{"type": "function", "function": {"name": "f"}}]},
+    "completion_echo_logprobs_suffix": {"prompt": "def f(", "suffix": "):", "echo": True, "logprobs": 2},
 }
 JSON_RAW = {
     "duplicate_keys": b'{"prompt": "a", "prompt": [1, 2], "n": 2, "n": 1}',
