@@ -21,6 +21,9 @@ std::string format_seconds(double s) {
   std::snprintf(buf, sizeof buf, "%.3g s", s);
   return buf;
 }
+// The runner scores the prompt of a group's first sequence only (forks share its prompt).
+bool scores_prompt(const Request& r) { return r.sampling.prompt_logprobs.has_value() && r.id == r.group_id; }
+
 }  // namespace
 
 Scheduler::Scheduler(SchedulerConfig cfg)
@@ -77,6 +80,7 @@ SchedulerOutput Scheduler::schedule() {
   if (cfg_.priority_preemption && admission_open()) make_room_for_urgent(out);
   StepBudget budget = plan_budget();
   interactive_left_ = interactive_step() ? cfg_.interactive_step_tokens : std::numeric_limits<int32_t>::max();
+  scored_rows_left_ = cfg_.max_scored_prompt_rows;
   const bool preempted = schedule_running(out, budget);
   if (!preempted && admission_open()) schedule_waiting(out, budget);
   if (out.has_work()) ++counters_.steps;
@@ -251,8 +255,8 @@ bool Scheduler::schedule_running(SchedulerOutput& out, StepBudget& budget) {
       continue;
     }
     const int32_t offered = budget.offer(uncomputed);
-    const int32_t n = r.priority > 0 ? std::min(offered, interactive_left_) : offered;
-    if (n == 0) {  // a long prompt behind short work that takes the rest of the budget
+    const int32_t n = cap_scored_rows(r, r.priority > 0 ? std::min(offered, interactive_left_) : offered);
+    if (n == 0) {  // a long prompt behind short work that takes the rest of the budget (or of the scored rows)
       ++i;
       continue;
     }
@@ -308,7 +312,10 @@ void Scheduler::schedule_waiting(SchedulerOutput& out, StepBudget& budget) {
     const ComputedBlocks hit =
         r.sampling.prompt_logprobs ? ComputedBlocks{} : kv_.get_computed_blocks(r.id, r.tokens);
     const int32_t uncomputed = r.num_tokens() - hit.num_computed_tokens;
-    const int32_t n = r.priority > 0 ? std::min(budget.offer(uncomputed), interactive_left_) : budget.offer(uncomputed);
+    const int32_t offered =
+        r.priority > 0 ? std::min(budget.offer(uncomputed), interactive_left_) : budget.offer(uncomputed);
+    const int32_t n = cap_scored_rows(r, offered);
+    if (n == 0 && offered > 0) break;  // the step scores as many prompt positions as it may; wait for the next
     SlotRequest slots;
     slots.tokens = r.tokens;
     slots.num_new_tokens = n;
@@ -330,8 +337,15 @@ void Scheduler::schedule_waiting(SchedulerOutput& out, StepBudget& budget) {
   }
 }
 
+int32_t Scheduler::cap_scored_rows(const Request& r, int32_t n) const {
+  if (!scores_prompt(r) || r.num_computed_tokens >= r.num_prompt_tokens) return n;
+  return std::min(n, scored_rows_left_);
+}
+
 void Scheduler::record(Request& r, int32_t n, AllocResult alloc, SchedulerOutput& out, bool first_admission,
                        int32_t num_cached_tokens) {
+  if (scores_prompt(r))
+    scored_rows_left_ -= std::max(0, std::min(r.num_computed_tokens + n, r.num_prompt_tokens) - r.num_computed_tokens);
   ScheduledRequest s;
   s.id = r.id;
   s.num_computed_tokens = r.num_computed_tokens;

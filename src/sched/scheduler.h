@@ -194,6 +194,9 @@ class Scheduler {
   void schedule_waiting(SchedulerOutput& out, StepBudget& budget);
   std::optional<AllocResult> allocate_or_preempt(Request& r, int32_t n, size_t index, SchedulerOutput& out);
   void preempt(size_t running_index, SchedulerOutput& out);
+  // n tokens for r's next chunk, cut so that the prompt positions it scores fit in
+  // scored_rows_left_ (only for a request with prompt logprobs still in its prompt).
+  int32_t cap_scored_rows(const Request& r, int32_t n) const;
   // Adds r's chunk of n tokens to `out` and advances r.num_computed_tokens.
   void record(Request& r, int32_t n, AllocResult alloc, SchedulerOutput& out, bool first_admission,
               int32_t num_cached_tokens);
@@ -217,6 +220,7 @@ class Scheduler {
   StepLimits step_;
   int64_t deadline_requests_ = 0;  // live sequences with a deadline (forks included)
   int32_t interactive_left_ = 0;  // this step: tokens less urgent sequences may still compute (max: no cap)
+  int32_t scored_rows_left_ = 0;  // this step: prompt positions that may still be scored (max_scored_prompt_rows)
   double now_ = 0;                // the latest enforce_time_limits() time
   double interactive_until_ = -1; // steps stay interactive until this time (see interactive_hold_s)
 };

@@ -34,6 +34,11 @@ struct SchedulerConfig {
   // step with class-0 work, so that a class-0 request arriving meanwhile finds a
   // short step in flight rather than a full one.
   double interactive_hold_s = 0;
+  // Prompt positions scored for prompt logprobs (SamplingParams::prompt_logprobs) per
+  // step, over all requests: each needs a row of logits, so this bounds the step's
+  // logits memory (128 x vocab floats: 25 MB at a 49k vocabulary, 66 MB at 129k)
+  // whatever the prompts' lengths. Such prompts are prefilled this many tokens a step.
+  int32_t max_scored_prompt_rows = 128;
 };
 
 }  // namespace db

@@ -182,6 +182,37 @@ TEST(Scheduler, PrefixHitOnAdmissionSharesFullBlocks) {
   EXPECT_EQ(s.kv_cache().prefix_cache_stats().hit_tokens, 8u);
 }
 
+// Prompt logprobs: no prefix-cache hit (every position must be computed), and the
+// prompt positions scored per step, over all requests, are capped, which bounds the
+// step's logits; other work in the step is not held back by the cap.
+TEST(Scheduler, PromptLogprobsTakeNoPrefixHitAndAreCappedPerStep) {
+  SchedulerConfig cfg = tiny_config(8, 64, 16);
+  cfg.max_scored_prompt_rows = 5;
+  Scheduler s(cfg);
+  s.add_request(params(1, iota_tokens(1, 10)));
+  SchedulerOutput o = s.schedule();
+  s.update(o, fake_run(s, o));
+  RequestParams scored = params(2, iota_tokens(1, 10));
+  scored.sampling.prompt_logprobs = 0;
+  RequestParams other = scored;
+  other.id = 3;
+  s.add_request(scored);
+  s.add_request(other);
+  o = s.schedule();
+  EXPECT_EQ(entry(o, 2).num_computed_tokens, 0) << "no prefix hit, although request 1 cached the prompt";
+  EXPECT_EQ(entry(o, 2).num_scheduled_tokens, 5) << "cut to the step's scored rows";
+  EXPECT_FALSE(scheduled(o, 3)) << "no scored row left for the next one this step";
+  s.update(o, fake_run(s, o));
+  o = s.schedule();
+  EXPECT_EQ(entry(o, 2).num_scheduled_tokens, 5);
+  EXPECT_EQ(entry(o, 2).num_samples, 1);
+  EXPECT_FALSE(scheduled(o, 3));
+  s.update(o, fake_run(s, o));
+  o = s.schedule();
+  EXPECT_EQ(entry(o, 2).num_scheduled_tokens, 1) << "decoding is not capped";
+  EXPECT_EQ(entry(o, 3).num_scheduled_tokens, 5);
+}
+
 TEST(Scheduler, RequestAdmittedInTheSameStepReusesBlocksJustAllocated) {
   Scheduler s(tiny_config(8, 64, 16));
   std::vector<int32_t> prompt = iota_tokens(1, 8);
