@@ -42,7 +42,8 @@ TEST(MultipartBoundary, WrongTypeOrMissingBoundaryIs400) {
 
 TEST(Multipart, ParsesFieldsAndFileBytesExactly) {
   const std::string data = "{\"a\":1}\r\n{\"b\":2}\n\r\nlast line without newline";
-  const auto parts = parse_multipart(upload_body("XyZ", data), "XyZ");
+  const std::string body = upload_body("XyZ", data);  // the parts are views into it
+  const auto parts = parse_multipart(body, "XyZ");
   ASSERT_EQ(parts.size(), 2u);
   EXPECT_EQ(parts[0].name, "purpose");
   EXPECT_FALSE(parts[0].filename.has_value());
@@ -56,7 +57,8 @@ TEST(Multipart, ParsesFieldsAndFileBytesExactly) {
 
 TEST(Multipart, BoundaryTextInsideDataWithoutLeadingCrlfStaysData) {
   const std::string data = "x--XyZ y\n--XyZ";
-  const auto parts = parse_multipart(upload_body("XyZ", data), "XyZ");
+  const std::string body = upload_body("XyZ", data);  // the parts are views into it
+  const auto parts = parse_multipart(body, "XyZ");
   ASSERT_EQ(parts.size(), 2u);
   EXPECT_EQ(parts[1].data, data);
 }
