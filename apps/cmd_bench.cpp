@@ -109,6 +109,7 @@ int run_bench(const BenchOptions& o) {
   }
   std::fputs(bench::format_table(reports).c_str(), stdout);
   std::fputs(bench::format_router_table(reports).c_str(), stdout);
+  std::fputs(bench::format_spec_table(reports).c_str(), stdout);
   std::fputs(bench::format_pool_table(reports).c_str(), stdout);
   if (!o.output_json.empty()) {
     const auto j = bench::bench_json(settings_json(o, engine_config(o, o.batch_sizes.front()), phase), spec, reports);

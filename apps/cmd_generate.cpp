@@ -67,6 +67,15 @@ void print_stats(const std::vector<Generated>& results, const EngineStats& engin
                static_cast<long long>(engine.cached_prompt_tokens), static_cast<long long>(engine.generated_tokens),
                wall_seconds, decode_rates > 0 ? decode_rate_sum / decode_rates : 0.0,
                results.size() > 1 ? " per sequence (mean)" : "", static_cast<long long>(engine.steps));
+  const SpecDecodeStats& spec = engine.spec;
+  if (!spec.proposer.empty())
+    std::fprintf(stderr,
+                 "[deepbatch] speculative decoding (%s): %lld drafts, %lld draft tokens, %lld accepted (%.1f%%), "
+                 "mean accepted length %.2f, %lld paused decodes, last cost ratio %.3f\n",
+                 spec.proposer.c_str(), static_cast<long long>(spec.num_drafts),
+                 static_cast<long long>(spec.num_draft_tokens), static_cast<long long>(spec.num_accepted_tokens),
+                 100 * spec.acceptance_rate(), spec.mean_accepted_length(), static_cast<long long>(spec.paused),
+                 spec.cost_ratio);
 }
 
 int run_generate(const GenerateOptions& o) {

@@ -73,6 +73,27 @@ void add_engine_options(CLI::App& app, EngineOptions& o, bool with_max_num_seqs)
   app.add_option("--sla-window", o.sla_window, "Adaptive batch control: seconds per control window")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  app.add_option("--speculative", o.speculative,
+                 "Speculative decoding: 'ngram' drafts a decode's next tokens from earlier text of its own prompt "
+                 "and output (prompt lookup) and verifies them in the same step; outputs are unchanged, drafts "
+                 "are used only while they pay (off = none)")
+      ->check(CLI::IsMember({"off", "ngram"}))
+      ->capture_default_str();
+  app.add_option("--num-speculative-tokens", o.num_speculative_tokens,
+                 "Speculative decoding: draft tokens per sequence and step at most")
+      ->check(CLI::Range(1, 32))
+      ->capture_default_str();
+  app.add_option("--ngram-min", o.ngram_min, "Prompt lookup: the shortest n-gram matched")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--ngram-max", o.ngram_max, "Prompt lookup: the longest n-gram matched (tried first)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--speculative-adaptive", o.speculative_adaptive,
+                 "Speculative decoding: on = each sequence drafts only while its acceptance rate and the measured "
+                 "step cost say drafts pay; off = always draft --num-speculative-tokens when the proposer can")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
 }
 
 std::array<double, 3> parse_per_class(const std::string& option, const std::string& text) {
@@ -117,6 +138,12 @@ EngineConfig make_engine_config(const ModelOptions& model, const EngineOptions& 
   c.memory_guard.limit_bytes = engine.memory_limit;
   c.sla = {engine.sla_tpot_p99, engine.sla_ttft_p99};
   c.sla_window_s = engine.sla_window;
+  if (engine.speculative != "off") c.speculative.method = engine.speculative;
+  c.speculative.num_tokens = engine.num_speculative_tokens;
+  c.speculative.ngram_min = engine.ngram_min;
+  c.speculative.ngram_max = engine.ngram_max;
+  c.speculative.adaptive = engine.speculative_adaptive == "on";
+  if (engine.ngram_max < engine.ngram_min) throw CLI::ValidationError("--ngram-max", "must be at least --ngram-min");
   return c;
 }
 

@@ -77,6 +77,7 @@ class BatchJob {
   int64_t generated_at_start_ = 0;
   int64_t masks_at_start_ = 0;
   double mask_seconds_at_start_ = 0;
+  SpecDecodeStats spec_at_start_;
   Clock::time_point start_ = Clock::now();
 
   std::mutex mu_;
@@ -311,6 +312,7 @@ BatchSummary BatchJob::run() {
   generated_at_start_ = at_start.generated_tokens;
   masks_at_start_ = at_start.constraint_masks;
   mask_seconds_at_start_ = at_start.constraint_mask_seconds;
+  spec_at_start_ = at_start.spec;
   write_bad_lines(input, state);
 
   std::vector<const BatchItem*> pending;
@@ -366,6 +368,10 @@ BatchSummary BatchJob::run() {
   const EngineStats end = engine_.stats();
   summary_.constraint_masks = end.constraint_masks - masks_at_start_;
   summary_.constraint_mask_seconds = end.constraint_mask_seconds - mask_seconds_at_start_;
+  summary_.spec_proposer = end.spec.proposer;
+  summary_.spec_drafts = end.spec.num_drafts - spec_at_start_.num_drafts;
+  summary_.spec_draft_tokens = end.spec.num_draft_tokens - spec_at_start_.num_draft_tokens;
+  summary_.spec_accepted_tokens = end.spec.num_accepted_tokens - spec_at_start_.num_accepted_tokens;
   return summary_;
 }
 

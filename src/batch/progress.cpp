@@ -96,6 +96,14 @@ std::string format_summary(const BatchSummary& s, const std::string& output_path
     out += printf_string("[deepbatch run] constrained outputs: %.0f token masks, %.1f us per mask\n",
                          static_cast<double>(s.constraint_masks),
                          1e6 * s.constraint_mask_seconds / static_cast<double>(s.constraint_masks));
+  if (!s.spec_proposer.empty()) {
+    const double drafts = static_cast<double>(s.spec_drafts), draft_tokens = static_cast<double>(s.spec_draft_tokens);
+    const double accepted = static_cast<double>(s.spec_accepted_tokens);
+    out += "[deepbatch run] speculative decoding (" + s.spec_proposer + "): " +
+           printf_string("%.0f drafts, %.0f draft tokens, %.0f accepted", drafts, draft_tokens, accepted) +
+           printf_string(" (%.1f%%), mean accepted length %.2f tokens per verification\n",
+                         100 * rate(accepted, draft_tokens), 1 + rate(accepted, drafts));
+  }
   out += "[deepbatch run] output: " + output_path + " (one record per line, in completion order, not input order)\n";
   return out;
 }

@@ -54,6 +54,10 @@ struct BatchSummary {
   size_t expired = 0;            // of `failed`: "batch_expired" records (BatchJobOptions::deadline passed)
   int64_t constraint_masks = 0;  // masks filled for constrained outputs this run
   double constraint_mask_seconds = 0;  // ... and their seconds, summed over threads
+  std::string spec_proposer;     // speculative decoding's proposer ("" = off)
+  int64_t spec_drafts = 0;       // verifications of draft tokens this run
+  int64_t spec_draft_tokens = 0; // draft tokens verified this run
+  int64_t spec_accepted_tokens = 0;  // ... of which accepted
 };
 
 // Multi-line human-readable summary (ends with a newline).

@@ -30,6 +30,8 @@
 #include "memory/memory_guard.h"
 #include "model/router_stats.h"
 #include "sched/sla_controller.h"
+#include "spec/spec_decode_stats.h"
+#include "spec/speculative_config.h"
 #include "tensor/dtype.h"
 
 namespace db {
@@ -66,6 +68,9 @@ struct EngineConfig {
   // the running cap within [1, max_num_seqs]; decisions go to stderr.
   SlaTargets sla;
   double sla_window_s = 2.0;             // its control window
+  // Speculative decoding (spec/speculative_decoder.h), off unless a method is set:
+  // decodes draft tokens that the step verifies; outputs are unchanged.
+  SpeculativeConfig speculative;
 };
 
 struct EngineStats {
@@ -90,6 +95,7 @@ struct EngineStats {
   int64_t timeouts = 0, queue_timeouts = 0, promotions = 0;  // deadline aborts, queue-wait rejections, promotions
   MemoryGuardSnapshot memory_guard;           // the guard's state, cap and events
   SlaControllerSnapshot sla;                  // the SLA controller's targets, settings and decisions
+  SpecDecodeStats spec;                       // speculative decoding's counters (proposer "" when off)
   RouterStats router;                         // MoE models: tokens routed per layer and expert since the
                                               // model was loaded (all steps of every engine); empty otherwise
 };

@@ -37,6 +37,7 @@ void check_config(const EngineConfig& c) {
   }
   if (c.sla.tpot_p99_s < 0 || c.sla.ttft_p99_s < 0) throw Error("SLA targets: must not be negative");
   if (c.sla.enabled() && !(c.sla_window_s > 0)) throw Error("sla_window_s: must be positive");
+  c.speculative.validate();
   const MemoryGuardConfig& g = c.memory_guard;
   if (!(g.low_water > 0 && g.low_water < g.high_water && g.high_water <= 1))
     throw Error("memory guard: need 0 < low water < high water <= 1");
@@ -114,6 +115,7 @@ EngineCore::EngineCore(Model& model, const Tokenizer& tokenizer, const EngineCon
     sla_.emplace(sla, cfg.long_prefill_threshold, cfg.block_size);
     sched_->set_step_limits(sla_->step_limits());
   }
+  if (cfg.speculative.enabled()) spec_.emplace(cfg.speculative);
 }
 
 bool EngineCore::finish_group(RequestId group, RequestStatus status) {
@@ -154,6 +156,7 @@ void EngineCore::enforce_limits(std::vector<OutputEvent>& events) {
 
 StepRecord EngineCore::step(std::vector<OutputEvent>& events) {
   const EngineClock::time_point started = EngineClock::now();
+  if (spec_) spec_->propose(*sched_);
   SchedulerOutput so = sched_->schedule();
   const EngineClock::time_point scheduled_at = EngineClock::now();
   for (const ScheduledRequest& r : so.scheduled_new) {
@@ -207,6 +210,7 @@ StepRecord EngineCore::step(std::vector<OutputEvent>& events) {
   rec.sequences = static_cast<int32_t>(so.scheduled_running.size() + so.scheduled_new.size());
   rec.prompt_tokens = comp.prompt_tokens;
   rec.bytes_read = weights_.per_step(rec.tokens) + kv_bytes_per_token_ * static_cast<double>(comp.context_tokens);
+  if (spec_) spec_->observe(so, ro, rec.tokens, rec.prompt_tokens, rec.seconds);
   if (sla_) {
     const double done = engine_seconds(done_at);
     sla_->observe(so, comp, outs, done, rec.seconds, static_cast<int32_t>(sched_->num_waiting()));
@@ -266,6 +270,7 @@ void EngineCore::read_stats(EngineStats& s, bool scan_pool) const {
   s.promotions = c.promotions;
   s.memory_guard = guard_.snapshot();
   s.sla = sla_ ? sla_->snapshot() : SlaControllerSnapshot{};
+  if (spec_) s.spec = spec_->stats();
   if (const RouterStats* router = model_.router_stats())
     s.router = *router;
   else

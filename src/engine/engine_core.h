@@ -19,6 +19,7 @@
 #include "model/weight_read_bytes.h"
 #include "runner/model_runner.h"
 #include "sched/scheduler.h"
+#include "spec/speculative_decoder.h"
 #include "tokenizer/tokenizer.h"
 #include "util/thread_pool.h"
 
@@ -81,6 +82,7 @@ class EngineCore {
   WeightReadBytes weights_;
   double kv_bytes_per_token_ = 0;
   std::optional<SlaLoop> sla_;
+  std::optional<SpeculativeDecoder> spec_;
 };
 
 // Steady-clock seconds: the clock of request arrival times and deadlines.

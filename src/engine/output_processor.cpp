@@ -73,8 +73,11 @@ void OutputProcessor::on_tokens(Group& g, const OutputEvent& e) {
   out.index = e.sample_index;
   FinishReason finish = finish_of(e.status);
   const bool ended_by_token = finish == FinishReason::Stop && e.stop_token >= 0;
-  std::string text;
-  for (size_t j = 0; j < e.tokens.size(); ++j) {
+  // Token by token, so that a stop string completed by one token of a
+  // multi-token event (accepted speculative drafts) drops the tokens after it,
+  // as it does when they arrive one per step.
+  std::optional<size_t> matched;
+  for (size_t j = 0; j < e.tokens.size() && !matched; ++j) {
     const SampledToken& t = e.tokens[j];
     out.new_token_ids.push_back(t.token);
     if (t.logprob) {
@@ -83,15 +86,16 @@ void OutputProcessor::on_tokens(Group& g, const OutputEvent& e) {
       for (const TokenLogprob& tl : t.top_logprobs) top.emplace_back(tl.token, tl.logprob);
       out.new_top_logprobs.push_back(std::move(top));
     }
-    if (!(ended_by_token && j + 1 == e.tokens.size())) text += s.detok.feed(t.token);
+    const bool last = j + 1 == e.tokens.size();
+    std::string piece = ended_by_token && last ? std::string() : s.detok.feed(t.token);
+    if (last && finish != FinishReason::None) piece += s.detok.flush();
+    const StopStringMatcher::Result m = s.matcher.push(piece);
+    out.new_text += m.text;
+    matched = m.matched;
   }
-  g.stats.generated_tokens += static_cast<int32_t>(e.tokens.size());
-  if (finish != FinishReason::None) text += s.detok.flush();
-
-  const StopStringMatcher::Result m = s.matcher.push(text);
-  out.new_text = m.text;
-  if (m.matched) {
-    out.stop_reason = g.info->stop[*m.matched];
+  g.stats.generated_tokens += static_cast<int32_t>(out.new_token_ids.size());
+  if (matched) {
+    out.stop_reason = g.info->stop[*matched];
     if (finish == FinishReason::None) finish_sequence_(g.info->id + RequestId(e.sample_index));
     finish = FinishReason::Stop;
   } else if (finish != FinishReason::None) {

@@ -73,6 +73,7 @@ RunReport make_run_report(const RunMeasurements& m) {
   r.preemptions = m.preemptions;
   r.steps = m.steps;
   r.router = make_router_report(m.router);
+  r.spec = m.spec;
   r.pool = m.pool;
   return r;
 }
@@ -107,6 +108,7 @@ nlohmann::json to_json(const RunReport& r) {
   j["preemptions"] = r.preemptions;
   j["steps"] = r.steps;
   if (!r.router.empty()) j["router"] = to_json(r.router);
+  if (!r.spec.empty()) j["speculative"] = to_json(r.spec);
   j["kv_pool"] = to_json(r.pool);
   return j;
 }
@@ -158,6 +160,9 @@ nlohmann::json metric_definitions() {
        "once per expert chosen for it); imbalance = tokens on a layer's busiest expert / mean tokens per expert "
        "(1 = balanced), summarized over the layers; busiest = the expert with the largest share of its layer's "
        "tokens"},
+      {"speculative",
+       "with speculative decoding only: verifications (drafts), draft tokens verified and accepted, tokens the "
+       "verifying steps emitted, acceptance_rate = accepted / draft tokens, mean_accepted_length = emitted / drafts"},
       {"kv_pool",
        "the KV block pool at the end of the run: usable and free blocks, the longest run of consecutive free block "
        "ids (contiguity of the free memory), blocks registered in the prefix cache, blocks whose memory has been "
@@ -205,6 +210,16 @@ std::string format_table(const std::vector<RunReport>& runs) {
                   r.tpot.mean * 1e3, kv, r.prefix_cache_hit_rate * 100, static_cast<long long>(r.preemptions),
                   static_cast<long long>(r.steps), static_cast<long long>(r.failed_requests));
     out += line;
+  }
+  return out;
+}
+
+std::string format_spec_table(const std::vector<RunReport>& runs) {
+  std::string out;
+  for (const RunReport& r : runs) {
+    if (r.spec.empty()) continue;
+    if (out.empty()) out = "\n" + spec_table_header();
+    out += spec_table_row(r.max_num_seqs, phase_name(r.phase), r.spec);
   }
   return out;
 }

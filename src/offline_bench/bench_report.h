@@ -11,6 +11,7 @@
 #include "offline_bench/latency_summary.h"
 #include "offline_bench/pool_report.h"
 #include "offline_bench/router_report.h"
+#include "offline_bench/spec_report.h"
 #include "offline_bench/workload.h"
 
 namespace db::bench {
@@ -49,6 +50,7 @@ struct RunMeasurements {
   double decode_window_seconds = 0;     // Decode phase: time after each wave's prompts were all computed
   int64_t decode_window_tokens = 0;     // Decode phase: tokens sampled in those windows
   RouterStats router;                   // MoE models: tokens routed over the run; empty otherwise
+  SpecReport spec;                      // speculative decoding over the run (empty when off)
   PoolReport pool;                      // the KV pool at the end of the run (evictions: during it)
 };
 
@@ -75,6 +77,7 @@ struct RunReport {
   double prefix_cache_hit_rate = 0;      // cached / prompt tokens
   int64_t preemptions = 0, steps = 0;
   RouterReport router;                   // MoE models only (empty otherwise)
+  SpecReport spec;                       // speculative decoding only (empty otherwise)
   PoolReport pool;                       // the KV pool at the end of the run (evictions: during it)
 };
 
@@ -93,6 +96,8 @@ nlohmann::json bench_json(const nlohmann::json& settings, const WorkloadSpec& wo
 std::string format_table(const std::vector<RunReport>& runs);
 // The router summary of the runs with one (MoE models), one row per run; "" when none has.
 std::string format_router_table(const std::vector<RunReport>& runs);
+// Speculative decoding of the runs with it, one row per run; "" when none has.
+std::string format_spec_table(const std::vector<RunReport>& runs);
 // The KV pool at the end of each run (free blocks, largest free run, cached blocks,
 // evictions), one row per run.
 std::string format_pool_table(const std::vector<RunReport>& runs);

@@ -167,6 +167,7 @@ RunMeasurements run_workload(ModelBundle& bundle, const RunConfig& cfg, const st
   m.preemptions = after.preemptions - before.preemptions;
   m.steps = after.steps - before.steps;
   m.router = router_stats_delta(after.router, before.router);
+  m.spec = make_spec_report(after.spec, before.spec);
   m.pool = make_pool_report(after, before);
   m.peak_kv_usage = kv.peak();
   m.mean_kv_usage = kv.mean();

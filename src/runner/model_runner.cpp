@@ -6,6 +6,7 @@
 
 #include "runner/kv_block_copy.h"
 #include "sample/logprobs.h"
+#include "spec/verify.h"
 #include "util/error.h"
 
 namespace db {
@@ -80,14 +81,18 @@ void ModelRunner::start_constraint(RequestId id, Sequence& s) {
 
 void ModelRunner::add_to_batch(const ScheduledRequest& r, Sequence& seq) {
   const int32_t begin = r.num_computed_tokens, end = begin + r.num_scheduled_tokens;
-  DB_CHECK(r.num_scheduled_tokens > 0 && begin >= 0 && end <= static_cast<int32_t>(seq.tokens.size()),
+  const auto known = static_cast<int32_t>(seq.tokens.size());
+  const auto drafts = static_cast<int32_t>(r.draft_tokens.size());
+  DB_CHECK(r.num_scheduled_tokens > 0 && begin >= 0 && end <= known + drafts &&
+               (drafts == 0 || (begin == known - 1 && end == known + drafts && r.num_samples == 1)),
            "sequence " + std::to_string(r.id) + ": tokens [" + std::to_string(begin) + ", " + std::to_string(end) +
-               ") scheduled, " + std::to_string(seq.tokens.size()) + " known");
+               ") scheduled, " + std::to_string(known) + " known and " + std::to_string(drafts) + " drafts");
   const int32_t bs = kv_.block_size();
   DB_CHECK(static_cast<int64_t>(r.block_ids.size()) * bs >= end,
            "sequence " + std::to_string(r.id) + ": its blocks do not cover the step");
   for (int32_t pos = begin; pos < end; ++pos) {
-    batch_.token_ids.push_back(seq.tokens[static_cast<size_t>(pos)]);
+    batch_.token_ids.push_back(pos < known ? seq.tokens[static_cast<size_t>(pos)]
+                                           : r.draft_tokens[static_cast<size_t>(pos - known)]);
     batch_.positions.push_back(pos);
     attn_.slot_mapping.push_back(static_cast<int64_t>(r.block_ids[static_cast<size_t>(pos / bs)]) * bs + pos % bs);
   }
@@ -103,38 +108,66 @@ void ModelRunner::add_to_batch(const ScheduledRequest& r, Sequence& seq) {
     for (int32_t pos = begin; pos < last; ++pos) batch_.logits_indices.push_back(batch_.num_tokens() - (end - pos));
   }
   if (r.num_samples > 0) {
-    DB_CHECK(end == static_cast<int32_t>(seq.tokens.size()),
-             "sequence " + std::to_string(r.id) + " samples before its last known token");
+    DB_CHECK(end == known + drafts, "sequence " + std::to_string(r.id) + " samples before its last known token");
     sampled_.push_back({&r, &seq, batch_.logits_indices.size()});
-    batch_.logits_indices.push_back(batch_.num_tokens() - 1);
+    for (int32_t row = drafts; row >= 0; --row) batch_.logits_indices.push_back(batch_.num_tokens() - 1 - row);
   }
 }
 
+// A sequence's constraint as verification sees it: no mask until
+// constraint_after_token was emitted (when set), then the grammar's.
+class ModelRunner::ConstraintStep final : public VerifyConstraint {
+ public:
+  ConstraintStep(Sequence& seq, RequestId id, SampleScratch& scratch) : seq_(seq), id_(id), scratch_(scratch) {}
+  std::span<const uint32_t> next_mask() override {
+    if (!seq_.constraint || !seq_.constraint_active) return {};
+    const auto t0 = std::chrono::steady_clock::now();
+    seq_.constraint->fill_mask(seq_.mask);
+    scratch_.mask_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ++scratch_.masks;
+    return seq_.mask;
+  }
+  void advance(int32_t token) override {
+    if (!seq_.constraint) return;
+    if (!seq_.constraint_active) {
+      seq_.constraint_active = token == seq_.sampling.constraint_after_token;  // applies from the next token
+      return;
+    }
+    // The mask allowed it, so this holds unless the constraint engine is wrong.
+    DB_CHECK(seq_.constraint->accept(token), "sequence " + std::to_string(id_) + ": sampled token " +
+                                                 std::to_string(token) + " breaks its constraint");
+  }
+
+ private:
+  Sequence& seq_;
+  RequestId id_;
+  SampleScratch& scratch_;
+};
+
 // The rows are independent, so the threads split them, each with its own
-// sampler. No sequence changes until every row is sampled: a row that throws
-// leaves every sequence as it was.
+// sampler. Tokens are appended only once every row is sampled; a row that
+// throws fails the whole step (its sequences end), so the constraint states it
+// advanced are never used again.
 void ModelRunner::sample_rows(ModelRunnerOutput& out) {
   const auto n = static_cast<int64_t>(sampled_.size());
   std::vector<RequestSamples> rows(sampled_.size());
-  std::vector<double> mask_seconds(samplers_.size(), 0.0);
+  std::vector<SampleScratch> scratch(samplers_.size());
   pool_.run([&](int tid, int nth) {
     for (int64_t row = n * tid / nth; row < n * (tid + 1) / nth; ++row)
       rows[static_cast<size_t>(row)] = sample_row(samplers_[static_cast<size_t>(tid)], static_cast<size_t>(row),
-                                                  mask_seconds[static_cast<size_t>(tid)]);
+                                                  scratch[static_cast<size_t>(tid)]);
   });
-  for (double s : mask_seconds) constraint_mask_seconds_ += s;
+  for (const SampleScratch& s : scratch) {
+    constraint_mask_seconds_ += s.mask_seconds;
+    constraint_masks_ += s.masks;
+  }
   out.requests.reserve(rows.size());
   for (size_t row = 0; row < rows.size(); ++row) {
     Sequence& seq = *sampled_[row].seq;
-    const int32_t token = rows[row].samples.front().token;
-    seq.tokens.push_back(token);
-    if (seq.constraint && !seq.constraint_active) {
-      seq.constraint_active = token == seq.sampling.constraint_after_token;  // applies from the next token
-    } else if (seq.constraint) {
-      ++constraint_masks_;
-      // The mask allowed it, so this holds unless the constraint engine is wrong.
-      DB_CHECK(seq.constraint->accept(token), "sequence " + std::to_string(rows[row].id) + ": sampled token " +
-                                                  std::to_string(token) + " breaks its constraint");
+    if (sampled_[row].req->num_samples > 1) {
+      seq.tokens.push_back(rows[row].samples.front().token);  // the parent keeps the first; forks copy theirs
+    } else {
+      for (const SampledToken& t : rows[row].samples) seq.tokens.push_back(t.token);
     }
     out.requests.push_back(std::move(rows[row]));
   }
@@ -171,30 +204,40 @@ void ModelRunner::score_prompts(ModelRunnerOutput& out) {
   });
 }
 
-RequestSamples ModelRunner::sample_row(Sampler& sampler, size_t row, double& mask_seconds) const {
+RequestSamples ModelRunner::sample_row(Sampler& sampler, size_t row, SampleScratch& scratch) const {
   const int32_t vocab = model_.config().vocab;
   const ScheduledRequest& r = *sampled_[row].req;
-  const Sequence& seq = *sampled_[row].seq;
+  Sequence& seq = *sampled_[row].seq;
   const float* logits = logits_.data() + sampled_[row].logits_row * static_cast<size_t>(vocab);
   const std::span<const int32_t> all(seq.tokens);
-  const TokenHistory history{all.first(static_cast<size_t>(seq.num_prompt_tokens)),
-                             all.subspan(static_cast<size_t>(seq.num_prompt_tokens))};
-  std::span<const uint32_t> allowed;
-  if (seq.constraint && seq.constraint_active) {
-    const auto t0 = std::chrono::steady_clock::now();
-    Sequence& mutable_seq = *sampled_[row].seq;
-    mutable_seq.constraint->fill_mask(mutable_seq.mask);
-    allowed = mutable_seq.mask;
-    mask_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  }
+  const auto num_prompt = static_cast<size_t>(seq.num_prompt_tokens);
+  ConstraintStep constraint(seq, r.id, scratch);
   RequestSamples rs;
   rs.id = r.id;
-  for (int32_t k = 0; k < r.num_samples; ++k) {  // n > 1: every first token from the same state
-    SamplerState state = seq.sampler_state;
-    state.stream += static_cast<uint32_t>(k);
-    SampleResult res = sampler.sample(logits, vocab, seq.sampling, state, history, allowed);
+  const auto keep = [&rs](SampleResult& res) {
     rs.samples.push_back(SampledToken{res.token, res.logprob, std::move(res.top_logprobs)});
+  };
+  if (r.num_samples > 1) {  // n > 1: every first token from the same state and mask
+    const std::span<const uint32_t> allowed = constraint.next_mask();
+    const TokenHistory history{all.first(num_prompt), all.subspan(num_prompt)};
+    for (int32_t k = 0; k < r.num_samples; ++k) {
+      SamplerState state = seq.sampler_state;
+      state.stream += static_cast<uint32_t>(k);
+      SampleResult res = sampler.sample(logits, vocab, seq.sampling, state, history, allowed);
+      keep(res);
+    }
+    constraint.advance(rs.samples.front().token);  // the parent's; forks rebuild theirs from their tokens
+    return rs;
   }
+  VerifyInput in;
+  in.logits = logits;
+  in.vocab = vocab;
+  in.params = &seq.sampling;
+  in.state = &seq.sampler_state;
+  in.prompt = all.first(num_prompt);
+  in.output = all.subspan(num_prompt);
+  in.drafts = r.draft_tokens;
+  for (SampleResult& res : verify_drafts(sampler, in, scratch.history, &constraint)) keep(res);
   return rs;
 }
 

@@ -12,6 +12,10 @@
 // preemption), so the state always matches the tokens. With
 // constraint_after_token, the constraint starts after that token's first sampling. It never
 // decides who runs; the scheduler never touches tensors.
+//
+// A sequence scheduled with draft tokens computes them after its newest token;
+// its k + 1 rows of logits are verified (spec/verify.h) and the emitted tokens,
+// accepted drafts first, are appended and returned as its samples.
 #pragma once
 #include <cstdint>
 #include <unordered_map>
@@ -62,8 +66,15 @@ class ModelRunner {
   struct SampledRow {
     const ScheduledRequest* req;  // the scheduled entry
     Sequence* seq;                // its state
-    size_t logits_row;            // its row of logits_
+    size_t logits_row;            // its row of logits_ (the first of 1 + drafts rows)
   };
+  // Per pool thread: its sampler's counters and scratch.
+  struct SampleScratch {
+    double mask_seconds = 0;
+    int64_t masks = 0;
+    std::vector<int32_t> history;  // verification's output history
+  };
+  class ConstraintStep;
   // The prompt positions [first_position, end_position) a step scores for one
   // sequence: position 0 has no logprob; position q > 0 is scored by the logits
   // of position q - 1, whose row is first_logits_row + (q - 1 - chunk_begin).
@@ -78,13 +89,15 @@ class ModelRunner {
   // Starts `s`'s constraint state (when its sampling has one) and walks it over the outputs it holds.
   void start_constraint(RequestId id, Sequence& s);
   void add_to_batch(const ScheduledRequest& req, Sequence& seq);
-  // Samples every row of sampled_ (on the pool's threads), then appends each sequence's token.
+  // Samples every row of sampled_ (on the pool's threads), then appends each sequence's tokens.
   void sample_rows(ModelRunnerOutput& out);
   // The prompt logprobs of prompt_rows_ (on the pool's threads).
   void score_prompts(ModelRunnerOutput& out);
-  // Row `row`'s num_samples samples, with `sampler`'s scratch; changes nothing but
-  // the row's constraint mask buffer. Adds the seconds its mask took to `mask_seconds`.
-  RequestSamples sample_row(Sampler& sampler, size_t row, double& mask_seconds) const;
+  // Row `row`'s samples, with `sampler`'s scratch: n > 1 first samples of a
+  // parent, else the tokens verification of its drafts (if any) emits. Changes
+  // nothing but the row's constraint state and mask buffer (advanced past the
+  // tokens the sequence keeps).
+  RequestSamples sample_row(Sampler& sampler, size_t row, SampleScratch& scratch) const;
 
   Model& model_;
   KVStore& kv_;

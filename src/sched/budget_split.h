@@ -15,6 +15,7 @@
 // each running long prompt one shared chunk, so a stream of short arrivals
 // does not stall a long prompt either.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 
 namespace db {
@@ -66,6 +67,11 @@ class StepBudget {
   void drop_reservation() { short_reserved_ = 0; }
 
   int32_t left() const { return left_; }
+  // Tokens no short work is waiting for: what optional extras (speculative
+  // draft tokens) may take without pushing a sequence out of the step.
+  int32_t spare() const { return std::max(0, left_ - short_reserved_); }
+  // Records that extras took n <= spare() tokens.
+  void take_spare(int32_t n) { left_ -= n; }
   // The cap of a long chunk in this step (0 = none).
   int32_t cap() const { return shared_ ? limits_.shared_threshold : limits_.long_threshold; }
 

@@ -78,6 +78,8 @@ struct Request {
   int64_t last_step = -1;                // the scheduler step that last computed tokens of it
   bool runner_knows = false;             // the model runner holds this sequence's state
   int32_t stop_token = -1;               // the token that stopped it (FinishedStopped by token), else -1
+  std::vector<int32_t> draft_tokens;     // speculative guesses of the tokens after the newest one, for the
+                                         // next step to verify (Scheduler::set_draft_tokens); consumed by it
 
   int32_t num_tokens() const { return static_cast<int32_t>(tokens.size()); }
   int32_t num_output_tokens() const { return num_tokens() - num_prompt_tokens; }

@@ -261,13 +261,41 @@ bool Scheduler::schedule_running(SchedulerOutput& out, StepBudget& budget) {
       continue;
     }
     if (r.priority > 0 && interactive) interactive_left_ -= n;
-    std::optional<AllocResult> alloc = allocate_or_preempt(r, n, i, out);
-    if (!alloc) break;  // r preempted itself: it was the last running sequence
-    record(r, n, std::move(*alloc), out, false, 0);
     budget.take(uncomputed, n);
+    std::vector<int32_t> drafts = std::move(r.draft_tokens);
+    r.draft_tokens.clear();
+    std::optional<AllocResult> alloc;
+    if (!drafts.empty() && uncomputed == 1) {
+      const bool capped = r.priority > 0 && interactive;
+      drafts.resize(static_cast<size_t>(usable_drafts(r, static_cast<int32_t>(drafts.size()),
+                                                      capped ? std::min(budget.spare(), interactive_left_)
+                                                             : budget.spare())));
+      if (!drafts.empty()) alloc = allocate_drafts(r, n, static_cast<int32_t>(drafts.size()));
+      if (!alloc) drafts.clear();  // drafts never preempt anyone: without room, a plain decode
+      const auto k = static_cast<int32_t>(drafts.size());
+      budget.take_spare(k);
+      if (capped) interactive_left_ -= k;
+    } else {
+      drafts.clear();
+    }
+    if (!alloc) alloc = allocate_or_preempt(r, n, i, out);
+    if (!alloc) break;  // r preempted itself: it was the last running sequence
+    const auto k = static_cast<int32_t>(drafts.size());
+    record(r, n + k, std::move(*alloc), out, false, 0, std::move(drafts));
     ++i;
   }
   return out.preempted_ids.size() > preempted_before;
+}
+
+std::optional<AllocResult> Scheduler::allocate_drafts(Request& r, int32_t n, int32_t drafts) {
+  SlotRequest slots;
+  slots.tokens = r.tokens;
+  slots.num_computed_tokens = r.num_computed_tokens;
+  slots.num_new_tokens = n;
+  slots.num_lookahead_tokens = drafts;
+  slots.reserve_blocks = reserve_for(r);
+  slots.exempt = runs_alone(r);
+  return kv_.allocate_slots(r.id, slots);
 }
 
 std::optional<AllocResult> Scheduler::allocate_or_preempt(Request& r, int32_t n, size_t index,
@@ -293,6 +321,7 @@ void Scheduler::preempt(size_t running_index, SchedulerOutput& out) {
   Request& r = *running_[running_index];
   kv_.free(r.id);
   r.num_computed_tokens = 0;
+  r.draft_tokens.clear();
   r.status = RequestStatus::Preempted;
   r.runner_knows = false;
   ++r.num_preemptions;
@@ -342,15 +371,31 @@ int32_t Scheduler::cap_scored_rows(const Request& r, int32_t n) const {
   return std::min(n, scored_rows_left_);
 }
 
+void Scheduler::set_draft_tokens(RequestId id, std::vector<int32_t> drafts) {
+  Request* r = find_mutable(id);
+  if (!r || r->status != RequestStatus::Running || r->num_uncomputed_tokens() != 1 || r->num_samples != 1) return;
+  r->draft_tokens = std::move(drafts);
+}
+
+int32_t Scheduler::usable_drafts(const Request& r, int32_t drafts, int32_t room) const {
+  int64_t k = std::min(drafts, room);
+  // The step emits up to k + 1 tokens; more than max_tokens or the context allows are wasted.
+  k = std::min<int64_t>(k, r.max_tokens - r.num_output_tokens() - 1);
+  if (cfg_.max_model_len > 0) k = std::min<int64_t>(k, cfg_.max_model_len - r.num_tokens());
+  return static_cast<int32_t>(std::max<int64_t>(k, 0));
+}
+
 void Scheduler::record(Request& r, int32_t n, AllocResult alloc, SchedulerOutput& out, bool first_admission,
-                       int32_t num_cached_tokens) {
+                       int32_t num_cached_tokens, std::vector<int32_t> drafts) {
   if (scores_prompt(r))
     scored_rows_left_ -= std::max(0, std::min(r.num_computed_tokens + n, r.num_prompt_tokens) - r.num_computed_tokens);
   ScheduledRequest s;
   s.id = r.id;
   s.num_computed_tokens = r.num_computed_tokens;
   s.num_scheduled_tokens = n;
-  s.num_samples = r.num_computed_tokens + n == r.num_tokens() ? r.num_samples : 0;
+  const int32_t num_drafts = static_cast<int32_t>(drafts.size());
+  s.num_samples = r.num_computed_tokens + n - num_drafts == r.num_tokens() ? r.num_samples : 0;
+  s.draft_tokens = std::move(drafts);
   s.block_ids = kv_.block_table(r.id);
   s.new_block_ids = std::move(alloc.new_blocks);
   out.block_copies.insert(out.block_copies.end(), alloc.copies.begin(), alloc.copies.end());
@@ -358,7 +403,7 @@ void Scheduler::record(Request& r, int32_t n, AllocResult alloc, SchedulerOutput
   const int32_t begin = r.num_computed_tokens, end = begin + n;
   counters_.prompt_tokens_computed += std::max(0, std::min(end, r.num_prompt_tokens) - begin);
   counters_.output_tokens_recomputed +=
-      std::max(0, std::min(end, r.num_tokens() - 1) - std::max(begin, r.num_prompt_tokens));
+      std::max(0, std::min(end - num_drafts, r.num_tokens() - 1) - std::max(begin, r.num_prompt_tokens));
 
   if (!r.runner_knows) {
     NewRequestData d;
@@ -391,18 +436,36 @@ std::vector<RequestOutput> Scheduler::update(const SchedulerOutput& out, const M
     auto it = samples_of.find(s.id);
     DB_CHECK(it != samples_of.end(), "the runner returned no sample for sequence " + std::to_string(s.id));
     const std::vector<SampledToken>& samples = it->second->samples;
+    if (!s.draft_tokens.empty()) {
+      accept_verified(*r, s, samples, outputs);
+      return;
+    }
     DB_CHECK(static_cast<int32_t>(samples.size()) == s.num_samples && s.num_samples == r->num_samples,
              "sequence " + std::to_string(s.id) + " expected " + std::to_string(s.num_samples) + " samples, got " +
                  std::to_string(samples.size()));
     if (samples.size() > 1) {
       fork(*r, samples, outputs);
     } else {
-      append_token(*r, samples[0], outputs);
+      append_tokens(*r, {&samples[0], 1}, outputs);
     }
   };
   for (const ScheduledRequest& s : out.scheduled_running) handle(s);
   for (const ScheduledRequest& s : out.scheduled_new) handle(s);
   return outputs;
+}
+
+void Scheduler::accept_verified(Request& r, const ScheduledRequest& s, const std::vector<SampledToken>& emitted,
+                                std::vector<RequestOutput>& outputs) {
+  const auto drafts = static_cast<int32_t>(s.draft_tokens.size());
+  const auto n = static_cast<int32_t>(emitted.size());
+  DB_CHECK(n >= 1 && n <= drafts + 1, "sequence " + std::to_string(s.id) + ": verification of " +
+                                          std::to_string(drafts) + " drafts emitted " + std::to_string(n) + " tokens");
+  for (int32_t i = 0; i + 1 < n; ++i)
+    DB_CHECK(emitted[static_cast<size_t>(i)].token == s.draft_tokens[static_cast<size_t>(i)],
+             "sequence " + std::to_string(s.id) + ": an accepted token differs from its draft");
+  // KV holds the newest token and the n - 1 accepted drafts; the rest is rolled back.
+  r.num_computed_tokens -= drafts - (n - 1);
+  append_tokens(r, emitted, outputs);
 }
 
 void Scheduler::fork(Request& parent, const std::vector<SampledToken>& samples, std::vector<RequestOutput>& outputs) {
@@ -423,19 +486,23 @@ void Scheduler::fork(Request& parent, const std::vector<SampledToken>& samples, 
     requests_.emplace(cid, std::move(child));
   }
   parent.num_samples = 1;
-  append_token(parent, samples[0], outputs);  // may finish (and free) the parent; children hold their blocks
-  for (size_t i = 1; i < samples.size(); ++i) append_token(*children[i - 1], samples[i], outputs);
+  append_tokens(parent, {&samples[0], 1}, outputs);  // may finish (and free) the parent; children hold their blocks
+  for (size_t i = 1; i < samples.size(); ++i) append_tokens(*children[i - 1], {&samples[i], 1}, outputs);
 }
 
-void Scheduler::append_token(Request& r, const SampledToken& t, std::vector<RequestOutput>& outputs) {
-  r.tokens.push_back(t.token);
-  ++counters_.generated_tokens;
+void Scheduler::append_tokens(Request& r, std::span<const SampledToken> tokens, std::vector<RequestOutput>& outputs) {
   RequestOutput o;
   o.id = r.id;
   o.group_id = r.group_id;
   o.sample_index = r.sample_index;
-  o.new_tokens.push_back(t);
-  const std::optional<StopDecision> stop = check_stop(r, cfg_.eos_token_ids, cfg_.max_model_len);
+  std::optional<StopDecision> stop;
+  for (const SampledToken& t : tokens) {
+    r.tokens.push_back(t.token);
+    ++counters_.generated_tokens;
+    o.new_tokens.push_back(t);
+    stop = check_stop(r, cfg_.eos_token_ids, cfg_.max_model_len);
+    if (stop) break;
+  }
   if (stop) {
     o.status = stop->status;
     o.stop_token = stop->stop_token;

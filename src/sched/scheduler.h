@@ -42,6 +42,13 @@
 //     runs) and its bound on new KV memory (never-used blocks; a sequence
 //     running alone may pass it, so one sequence can always progress).
 //
+// Speculative decoding: set_draft_tokens() gives a decoding sequence guesses of
+// its next tokens. Its next step computes them after its newest token, in the
+// spare budget (what no short work is waiting for) and in KV slots allocated as
+// lookahead (never prefix-cached while unverified); update() appends the tokens
+// the runner's verification emitted and rolls num_computed_tokens back past the
+// rejected drafts, whose slots stay allocated for the next steps to overwrite.
+//
 // update(): appends the sampled tokens, forks n-sample parents into n
 // sequences sharing the prompt's blocks copy-on-write, applies the stop checks
 // (stop_check.h) and frees the blocks of finished sequences.
@@ -136,6 +143,11 @@ class Scheduler {
   void set_step_limits(const StepLimits& limits);
   const StepLimits& step_limits() const { return step_; }
 
+  // Draft tokens for a running sequence whose only missing token is its newest
+  // (a decode), replacing any it had; the next schedule() consumes them, cut to
+  // the spare budget, the context and max_tokens. Ignored for other sequences.
+  void set_draft_tokens(RequestId id, std::vector<int32_t> drafts);
+
   SchedulerOutput schedule();
   // `out` must be the latest schedule() result and `runner_out` its execution.
   std::vector<RequestOutput> update(const SchedulerOutput& out, const ModelRunnerOutput& runner_out);
@@ -198,10 +210,22 @@ class Scheduler {
   // scored_rows_left_ (only for a request with prompt logprobs still in its prompt).
   int32_t cap_scored_rows(const Request& r, int32_t n) const;
   // Adds r's chunk of n tokens to `out` and advances r.num_computed_tokens.
+  // `drafts`: r's draft tokens scheduled after its newest token (counted in n).
   void record(Request& r, int32_t n, AllocResult alloc, SchedulerOutput& out, bool first_admission,
-              int32_t num_cached_tokens);
+              int32_t num_cached_tokens, std::vector<int32_t> drafts = {});
+  // How many of decoding sequence r's `drafts` draft tokens fit this step: at
+  // most `room`, the context and r's max_tokens.
+  int32_t usable_drafts(const Request& r, int32_t drafts, int32_t room) const;
+  // Slots for r's newest token and `drafts` draft tokens after it, without
+  // preempting anyone; nullopt (nothing changed) when they do not fit.
+  std::optional<AllocResult> allocate_drafts(Request& r, int32_t n, int32_t drafts);
+  // Appends the tokens verification emitted for r's drafts (stopping where r
+  // finishes) and moves num_computed_tokens back past the rejected ones.
+  void accept_verified(Request& r, const ScheduledRequest& s, const std::vector<SampledToken>& emitted,
+                       std::vector<RequestOutput>& outputs);
   void fork(Request& parent, const std::vector<SampledToken>& samples, std::vector<RequestOutput>& outputs);
-  void append_token(Request& r, const SampledToken& t, std::vector<RequestOutput>& outputs);
+  // Appends tokens to r one by one, stopping at the first that finishes it, as one output.
+  void append_tokens(Request& r, std::span<const SampledToken> tokens, std::vector<RequestOutput>& outputs);
   void insert_running(Request* r);
   void finish(Request& r, RequestStatus status);
   Request* find_mutable(RequestId id);

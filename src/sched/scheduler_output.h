@@ -40,6 +40,10 @@ struct ScheduledRequest {
   int32_t num_samples = 0;               // tokens to sample from the chunk's last row (0: the chunk ends before the last known token; n > 1: a parent about to fork)
   std::vector<int32_t> block_ids;        // the block table after this step's allocation
   std::vector<int32_t> new_block_ids;    // blocks taken from the pool for this step
+  // Speculative tokens after the newest known one (a decode only): the step
+  // computes them too (num_scheduled_tokens = 1 + draft_tokens.size()) and the
+  // runner returns the tokens the model accepts, 1 to draft_tokens.size() + 1 of them.
+  std::vector<int32_t> draft_tokens;
   std::optional<NewRequestData> new_data;  // set iff the runner does not hold the sequence's state
 };
 
@@ -65,7 +69,10 @@ struct SampledToken {
 // The samples drawn for one scheduled sequence whose chunk reached its last token.
 struct RequestSamples {
   RequestId id = 0;                   // sequence id
-  std::vector<SampledToken> samples;  // num_samples entries; sample i used sampler stream (stream + i)
+  // num_samples entries, sample i from sampler stream (stream + i); or, for a
+  // sequence with draft tokens, the tokens verification emitted, in order: the
+  // accepted drafts and then the model's own next token.
+  std::vector<SampledToken> samples;
 };
 
 // Prompt logprobs (SamplingParams::prompt_logprobs) of the prompt positions a step

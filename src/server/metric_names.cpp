@@ -11,7 +11,7 @@ namespace {
 // values are the same measurement; where the definitions differ slightly the
 // deepbatch: metric's help says how (prompt tokens exclude prefix-cache hits;
 // finished requests are counted per sample, as vLLM counts each of n's children).
-constexpr std::array<std::pair<std::string_view, std::string_view>, 17> kVllmNames = {{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 21> kVllmNames = {{
     {"deepbatch:num_requests_running", "vllm:num_requests_running"},
     {"deepbatch:num_requests_waiting", "vllm:num_requests_waiting"},
     {"deepbatch:kv_cache_usage_perc", "vllm:kv_cache_usage_perc"},
@@ -29,6 +29,10 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 17> kVllmNam
     {"deepbatch:request_prompt_tokens", "vllm:request_prompt_tokens"},
     {"deepbatch:request_generation_tokens", "vllm:request_generation_tokens"},
     {"deepbatch:iteration_tokens_total", "vllm:iteration_tokens_total"},
+    {"deepbatch:spec_decode_num_drafts_total", "vllm:spec_decode_num_drafts_total"},
+    {"deepbatch:spec_decode_num_draft_tokens_total", "vllm:spec_decode_num_draft_tokens_total"},
+    {"deepbatch:spec_decode_num_accepted_tokens_total", "vllm:spec_decode_num_accepted_tokens_total"},
+    {"deepbatch:spec_decode_num_accepted_tokens_per_pos_total", "vllm:spec_decode_num_accepted_tokens_per_pos_total"},
 }};
 
 }  // namespace

@@ -136,6 +136,7 @@ ServerMetrics::ServerMetrics(std::string model_name, MetricNaming naming, double
       guard_(model_),
       router_(model_),
       sla_(model_),
+      spec_(model_, naming_),
       roofline_(model_, machine_read_bytes_per_s) {}
 
 void ServerMetrics::on_step(const StepRecord& step) {
@@ -187,7 +188,7 @@ std::string ServerMetrics::render(const EngineStats& s) {
   kv_free_blocks_.set(static_cast<double>(s.free_blocks));
   kv_total_blocks_.set(static_cast<double>(s.num_blocks));
   return reg_.render() + pool_.render(s) + guard_.render(s.memory_guard) + router_.render(s.router) +
-         sla_.render(s.sla) + roofline_.render();
+         sla_.render(s.sla) + spec_.render(s.spec) + roofline_.render();
 }
 
 }  // namespace db::server

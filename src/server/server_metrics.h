@@ -5,7 +5,8 @@
 // totals read from Engine::stats() at scrape time, HTTP responses by status;
 // the KV pool's diagnostics (server/kv_pool_metrics.h) and the memory guard's
 // (server/memory_guard_metrics.h); for MoE models also the router's
-// (server/router_metrics.h); the SLA controller's (server/sla_metrics.h) and the
+// (server/router_metrics.h); the SLA controller's (server/sla_metrics.h), speculative
+// decoding's (server/spec_decode_metrics.h) and the
 // roofline gauge (server/roofline_metrics.h). Thread-safe.
 #pragma once
 #include <string>
@@ -18,6 +19,7 @@
 #include "server/roofline_metrics.h"
 #include "server/router_metrics.h"
 #include "server/sla_metrics.h"
+#include "server/spec_decode_metrics.h"
 
 namespace db::server {
 
@@ -61,6 +63,7 @@ class ServerMetrics {
   MemoryGuardMetrics guard_;
   RouterMetrics router_;
   SlaMetrics sla_;
+  SpecDecodeMetrics spec_;
   RooflineMetrics roofline_;
 };
 

@@ -174,6 +174,48 @@ def test_both_exports_vllm_names_consistent_with_deepbatch(base):
     check(0 <= theirs[("kv_cache_usage_perc", label)] <= 1, "KV usage is a fraction")
 
 
+SPEC_NAMES = ["spec_decode_num_drafts_total", "spec_decode_num_draft_tokens_total",
+              "spec_decode_num_accepted_tokens_total", "spec_decode_num_accepted_tokens_per_pos_total"]
+
+
+def completion_text(base, body, stream):
+    req = urllib.request.Request(base + "/v1/completions", data=json.dumps({**body, "stream": stream}).encode(),
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=120) as r:
+        raw = r.read().decode()
+    if not stream:
+        return json.loads(raw)["choices"][0]["text"]
+    chunks = [json.loads(line[6:]) for line in raw.splitlines() if line.startswith("data: {")]
+    return "".join(c["choices"][0]["text"] for c in chunks if c["choices"])
+
+
+def test_speculative_decoding_metrics(base):
+    """With --speculative ngram: streamed and unstreamed text agree, and the spec_decode counters appear under
+    both names with the proposer label, per position too, and add up."""
+    story = ("The river bends twice before it reaches the old mill, where the water slows and turns green. "
+             "Farmers bring their grain there every autumn, and the miller counts each sack by hand. ")
+    body = {"model": MODEL_NAME, "prompt": story + story + "The river", "max_tokens": 48, "temperature": 0}
+    plain = completion_text(base, body, False)
+    streamed = completion_text(base, body, True)
+    check(plain == streamed, f"streamed {streamed!r} vs {plain!r}")
+    text = scrape(base)
+    theirs, ours = samples(text, "vllm:"), samples(text, "deepbatch:")
+    label = f'{{model_name="{MODEL_NAME}",proposer="ngram"}}'
+    for name in SPEC_NAMES[:3]:
+        check((name, label) in theirs and theirs[(name, label)] == ours.get((name, label)),
+              f"vllm:{name}{label} and its deepbatch: twin")
+    drafts, draft_tokens = theirs[(SPEC_NAMES[0], label)], theirs[(SPEC_NAMES[1], label)]
+    accepted = theirs[(SPEC_NAMES[2], label)]
+    check(drafts > 0 and 0 < accepted < draft_tokens, f"drafts {drafts}, draft tokens {draft_tokens}, "
+                                                      f"accepted {accepted}")
+    per_pos = {labels: v for (n, labels), v in theirs.items() if n == SPEC_NAMES[3]}
+    check(len(per_pos) == 5 and sum(per_pos.values()) == accepted, f"per position: {per_pos}")
+    emitted = ours[("spec_decode_num_emitted_tokens_total", label)]
+    check(emitted == accepted + drafts, f"emitted {emitted}")
+    rate = ours[("spec_decode_acceptance_rate", label)]
+    check(abs(rate - accepted / draft_tokens) < 1e-9, f"acceptance rate {rate}")
+
+
 def main():
     args = parse_args()
     code = run_tests([test_the_extractor_handles_promql_shapes], None)
@@ -181,6 +223,9 @@ def main():
     code |= run_tests_on_server(args, SERVER_ARGS, default_tests, test_args=lambda base: (base, args.source_dir))
     code |= run_tests_on_server(args, SERVER_ARGS + ["--metrics-names", "both"],
                                 [test_both_exports_vllm_names_consistent_with_deepbatch])
+    code |= run_tests_on_server(args, SERVER_ARGS + ["--metrics-names", "both", "--speculative", "ngram",
+                                                     "--speculative-adaptive", "off", "--ngram-min", "1"],
+                                [test_speculative_decoding_metrics])
     return code
 
 

@@ -93,14 +93,32 @@ void expect_batch_matches_alone(ModelBundle& bundle, EngineConfig cfg, const Inv
     EXPECT_EQ(stats.cached_prompt_tokens, 0);
   }
   EXPECT_EQ(stats.free_blocks, stats.num_blocks - 1);
+  if (cfg.speculative.enabled()) {
+    std::printf("[ stats ] %s bs%d speculation: %lld drafts, %lld draft tokens, %lld accepted\n", c.name,
+                cfg.block_size, static_cast<long long>(stats.spec.num_drafts),
+                static_cast<long long>(stats.spec.num_draft_tokens),
+                static_cast<long long>(stats.spec.num_accepted_tokens));
+    EXPECT_GT(stats.spec.num_drafts, 0);
+    EXPECT_GT(stats.spec.num_accepted_tokens, 0);
+    EXPECT_LT(stats.spec.num_accepted_tokens, stats.spec.num_draft_tokens) << "no draft was ever rejected";
+  }
 }
 
 }  // namespace
 
 void expect_batch_invariance(ModelBundle& bundle, const EngineConfig& cfg, const std::vector<EngineRequest>& base,
                              const std::vector<BatchEntry>& batch) {
-  const std::vector<RequestResult> alone = run_alone_reference(bundle, cfg, base);
+  EngineConfig plain = cfg;
+  plain.speculative = {};
+  const std::vector<RequestResult> alone = run_alone_reference(bundle, plain, base);
   if (::testing::Test::HasFailure()) return;
+  if (cfg.speculative.enabled()) {
+    EngineConfig alone_cfg = cfg;
+    alone_cfg.kv_cache_memory = kv_bytes_for_blocks(bundle, cfg, 1 + 2048 / cfg.block_size);
+    const std::vector<RequestResult> drafted = run_alone(bundle, alone_cfg, base);
+    for (size_t i = 0; i < base.size(); ++i)
+      EXPECT_EQ(drafted.at(i).samples.at(0).tokens, alone[i].samples.at(0).tokens) << "alone request " << i;
+  }
   for (const InvarianceCase& c : invariance_cases(cfg.block_size))
     expect_batch_matches_alone(bundle, cfg, c, batch, alone);
 }

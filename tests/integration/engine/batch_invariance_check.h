@@ -29,6 +29,9 @@ struct BatchEntry {
 //                  blocks (preemption) with it.
 //   block size 64: the 16-token budget; a pool of 12 blocks with the 16-token
 //                  threshold and no prefix caching.
+// With cfg.speculative enabled, the references still decode plainly (no
+// drafts): each request alone with speculation, and the batch with it, must
+// give exactly their tokens, with drafts verified and some accepted.
 void expect_batch_invariance(ModelBundle& bundle, const EngineConfig& cfg, const std::vector<EngineRequest>& base,
                              const std::vector<BatchEntry>& batch);
 

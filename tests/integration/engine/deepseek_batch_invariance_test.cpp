@@ -96,6 +96,26 @@ TEST_P(DeepseekBatchInvariance, EachRequestMatchesItsOutputAlone) {
   expect_batch_invariance(bundle, cfg, base, batch_requests(base));
 }
 
+// With prompt-lookup drafts on every decode that has some, on the model whose
+// tokens turn most readily (V3, Q8_0 activations): verification computes a
+// decode as a multi-token chunk, which must not change its logits.
+TEST(DeepseekSpeculation, EachRequestMatchesItsPlainOutputAloneWithNgramDrafts) {
+  const ModelParam& model = kModels[2];
+  ModelBundle& bundle = deepseek_bundle(model.fixture, model.format);
+  for (int block_size : {16, 64}) {
+    EngineConfig cfg;
+    cfg.threads = 2;
+    cfg.block_size = block_size;
+    cfg.kv_dtype = model.kv_dtype;
+    cfg.speculative.method = "ngram";
+    cfg.speculative.num_tokens = 4;
+    cfg.speculative.ngram_min = 1;
+    cfg.speculative.adaptive = false;
+    const std::vector<EngineRequest> base = base_requests();
+    expect_batch_invariance(bundle, cfg, base, batch_requests(base));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Models, DeepseekBatchInvariance,
                          ::testing::Combine(::testing::ValuesIn(kModels), ::testing::Values(16, 64)),
                          [](const ::testing::TestParamInfo<Param>& info) {

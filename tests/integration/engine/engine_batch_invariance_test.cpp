@@ -75,6 +75,20 @@ TEST_P(EngineBatchInvariance, EachRequestMatchesItsOutputAlone) {
   expect_batch_invariance(*default_bundle(), cfg, base, batch_requests(base));
 }
 
+// The same with prompt-lookup drafts on every decode that has some (not only
+// where they pay): verification and KV rollback must not change a token.
+TEST_P(EngineBatchInvariance, EachRequestMatchesItsOutputAloneWithNgramDrafts) {
+  ASSERT_NE(default_bundle(), nullptr);
+  EngineConfig cfg;
+  cfg.block_size = GetParam();
+  cfg.speculative.method = "ngram";
+  cfg.speculative.num_tokens = 4;
+  cfg.speculative.ngram_min = 1;
+  cfg.speculative.adaptive = false;
+  const std::vector<EngineRequest> base = base_requests();
+  expect_batch_invariance(*default_bundle(), cfg, base, batch_requests(base));
+}
+
 INSTANTIATE_TEST_SUITE_P(BlockSizes, EngineBatchInvariance, ::testing::Values(16, 64),
                          [](const ::testing::TestParamInfo<int>& info) { return "BS" + std::to_string(info.param); });
 

@@ -24,6 +24,8 @@ OutputCallback Collector::callback() {
     if (r.samples.size() <= static_cast<size_t>(out.index)) r.samples.resize(static_cast<size_t>(out.index) + 1);
     SampleResult& s = r.samples[static_cast<size_t>(out.index)];
     s.tokens.insert(s.tokens.end(), out.new_token_ids.begin(), out.new_token_ids.end());
+    s.logprobs.insert(s.logprobs.end(), out.new_logprobs.begin(), out.new_logprobs.end());
+    s.top_logprobs.insert(s.top_logprobs.end(), out.new_top_logprobs.begin(), out.new_top_logprobs.end());
     s.text += out.new_text;
     ++s.outputs;
     if (out.finish != FinishReason::None) {

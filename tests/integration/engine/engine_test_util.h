@@ -20,6 +20,8 @@ ModelBundle* default_bundle();
 // Everything one sample produced.
 struct SampleResult {
   std::vector<int32_t> tokens;
+  std::vector<float> logprobs;  // when requested: one per token
+  std::vector<std::vector<std::pair<int32_t, float>>> top_logprobs;
   std::string text;
   FinishReason finish = FinishReason::None;
   std::string stop_reason;

@@ -45,6 +45,8 @@ TEST(MetricNames, EveryMappedMeasurementIsExportedUnderTheChosenNames) {
   es.prompt_tokens = 5;
   es.cached_prompt_tokens = 2;
   es.kv_usage = 0.25;
+  es.spec.proposer = "ngram";  // speculative decoding's metrics appear only while it is on
+  es.spec.accepted_per_position = {0, 0};
   const auto render = [&](MetricNaming n) {
     ServerMetrics m("tiny", n);
     m.on_sample_finished(FinishReason::Stop);

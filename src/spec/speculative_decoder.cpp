@@ -1,0 +1,91 @@
+#include "spec/speculative_decoder.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "spec/ngram_proposer.h"
+
+namespace db {
+
+namespace {
+
+std::unique_ptr<DraftProposer> make_proposer(const SpeculativeConfig& cfg) {
+  cfg.validate();
+  return std::make_unique<NgramProposer>(cfg.ngram_min, cfg.ngram_max);
+}
+
+}  // namespace
+
+SpeculativeDecoder::SpeculativeDecoder(const SpeculativeConfig& cfg)
+    : proposer_(make_proposer(cfg)), governor_(cfg.num_tokens), adaptive_(cfg.adaptive) {
+  stats_.proposer = proposer_->name();
+  stats_.accepted_per_position.assign(static_cast<size_t>(cfg.num_tokens), 0);
+}
+
+double SpeculativeDecoder::cost_ratio(int32_t running) const {
+  const std::optional<double> base = cost_.seconds(running), more = cost_.seconds(running + 1);
+  if (!base || !more || *base <= 0) return 0;
+  return std::max(0.0, (*more - *base) / (*base / running));
+}
+
+void SpeculativeDecoder::propose(Scheduler& sched) {
+  queries_.clear();
+  decodes_.clear();
+  for (RequestId id : sched.running_ids()) {
+    const Request* r = sched.find(id);
+    if (r->num_uncomputed_tokens() == 1 && r->num_samples == 1 && r->max_tokens - r->num_output_tokens() > 1)
+      decodes_.push_back(r->id);
+  }
+  if (decodes_.empty()) return;
+  const int32_t running = sched.num_running();
+  const std::vector<int32_t> k = adaptive_ ? governor_.allot(decodes_, running, cost_, fill_)
+                                           : std::vector<int32_t>(decodes_.size(), governor_.max_drafts());
+  stats_.cost_ratio = cost_ratio(running);
+  int64_t asked = 0;
+  for (size_t i = 0; i < decodes_.size(); ++i) {
+    if (k[i] == 0) {
+      ++stats_.paused;
+      continue;
+    }
+    const Request* r = sched.find(decodes_[i]);
+    queries_.push_back({r->id, r->tokens, r->num_prompt_tokens, std::min(k[i], r->max_tokens - r->num_output_tokens() - 1)});
+    asked += queries_.back().max_drafts;
+  }
+  if (queries_.empty()) return;
+  proposer_->propose(queries_, drafts_);
+  int64_t got = 0;
+  for (size_t i = 0; i < queries_.size(); ++i) {
+    got += static_cast<int64_t>(drafts_[i].size());
+    if (!drafts_[i].empty()) sched.set_draft_tokens(queries_[i].id, std::move(drafts_[i]));
+  }
+  fill_ = std::max(0.05, 0.9 * fill_ + 0.1 * static_cast<double>(got) / static_cast<double>(asked));
+}
+
+void SpeculativeDecoder::observe(const SchedulerOutput& so, const ModelRunnerOutput& ro, int32_t tokens,
+                                 int32_t prompt_tokens, double seconds) {
+  for (const auto* ids : {&so.finished_ids, &so.preempted_ids})
+    for (RequestId id : *ids) {
+      governor_.forget(id);
+      proposer_->forget(id);
+    }
+  if (prompt_tokens == 0) cost_.observe(tokens, seconds);
+  std::unordered_map<RequestId, size_t> emitted;
+  for (const RequestSamples& rs : ro.requests) emitted[rs.id] = rs.samples.size();
+  for (const auto* list : {&so.scheduled_running, &so.scheduled_new})
+    for (const ScheduledRequest& s : *list) {
+      if (s.draft_tokens.empty()) continue;
+      auto it = emitted.find(s.id);
+      if (it == emitted.end()) continue;
+      const auto drafted = static_cast<int32_t>(s.draft_tokens.size());
+      const int32_t accepted = static_cast<int32_t>(it->second) - 1;
+      governor_.record(s.id, drafted, accepted);
+      ++stats_.num_drafts;
+      stats_.num_draft_tokens += drafted;
+      stats_.num_accepted_tokens += accepted;
+      stats_.num_emitted_tokens += accepted + 1;
+      for (int32_t p = 0; p < accepted && p < static_cast<int32_t>(stats_.accepted_per_position.size()); ++p)
+        ++stats_.accepted_per_position[static_cast<size_t>(p)];
+    }
+}
+
+}  // namespace db
