@@ -71,11 +71,11 @@ void print_stats(const std::vector<Generated>& results, const EngineStats& engin
   if (!spec.proposer.empty())
     std::fprintf(stderr,
                  "[deepbatch] speculative decoding (%s): %lld drafts, %lld draft tokens, %lld accepted (%.1f%%), "
-                 "mean accepted length %.2f, %lld paused decodes, last cost ratio %.3f\n",
+                 "mean accepted length %.2f, %lld paused decodes, last cost ratio %.3f, proposer %.2f s\n",
                  spec.proposer.c_str(), static_cast<long long>(spec.num_drafts),
                  static_cast<long long>(spec.num_draft_tokens), static_cast<long long>(spec.num_accepted_tokens),
                  100 * spec.acceptance_rate(), spec.mean_accepted_length(), static_cast<long long>(spec.paused),
-                 spec.cost_ratio);
+                 spec.cost_ratio, spec.proposer_seconds);
 }
 
 int run_generate(const GenerateOptions& o) {

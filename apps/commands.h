@@ -12,5 +12,6 @@ CLI::App* add_run_command(CLI::App& app, std::function<int()>& action);
 CLI::App* add_serve_command(CLI::App& app, std::function<int()>& action);
 CLI::App* add_bench_command(CLI::App& app, std::function<int()>& action);
 CLI::App* add_loadtest_command(CLI::App& app, std::function<int()>& action);
+CLI::App* add_convert_command(CLI::App& app, std::function<int()>& action);
 
 }  // namespace db::cli

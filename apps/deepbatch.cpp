@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   db::cli::add_serve_command(app, action);
   db::cli::add_bench_command(app, action);
   db::cli::add_loadtest_command(app, action);
+  db::cli::add_convert_command(app, action);
   CLI11_PARSE(app, argc, argv);
   try {
     return action ? action() : 0;

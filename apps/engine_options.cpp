@@ -76,9 +76,12 @@ void add_engine_options(CLI::App& app, EngineOptions& o, bool with_max_num_seqs)
   app.add_option("--speculative", o.speculative,
                  "Speculative decoding: 'ngram' drafts a decode's next tokens from earlier text of its own prompt "
                  "and output (prompt lookup) and verifies them in the same step; outputs are unchanged, drafts "
-                 "are used only while they pay (off = none)")
-      ->check(CLI::IsMember({"off", "ngram"}))
+                 "are used only while they pay; 'draft_model' drafts with --speculative-model (off = none)")
+      ->check(CLI::IsMember({"off", "ngram", "draft_model"}))
       ->capture_default_str();
+  app.add_option("--speculative-model", o.speculative_model,
+                 "Speculative decoding with a draft model: a smaller GGUF file (or checkpoint directory) with the "
+                 "model's vocabulary, e.g. a 1.5B model of the same family; implies --speculative draft_model");
   app.add_option("--num-speculative-tokens", o.num_speculative_tokens,
                  "Speculative decoding: draft tokens per sequence and step at most")
       ->check(CLI::Range(1, 32))
@@ -139,6 +142,14 @@ EngineConfig make_engine_config(const ModelOptions& model, const EngineOptions& 
   c.sla = {engine.sla_tpot_p99, engine.sla_ttft_p99};
   c.sla_window_s = engine.sla_window;
   if (engine.speculative != "off") c.speculative.method = engine.speculative;
+  if (!engine.speculative_model.empty()) {
+    if (engine.speculative == "ngram")
+      throw CLI::ValidationError("--speculative-model", "drafts with a model; it does not combine with --speculative ngram");
+    c.speculative.method = "draft_model";
+    c.speculative.model = engine.speculative_model;
+  } else if (engine.speculative == "draft_model") {
+    throw CLI::ValidationError("--speculative", "draft_model needs --speculative-model FILE");
+  }
   c.speculative.num_tokens = engine.num_speculative_tokens;
   c.speculative.ngram_min = engine.ngram_min;
   c.speculative.ngram_max = engine.ngram_max;

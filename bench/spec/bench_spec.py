@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Speculative decoding against plain decoding through `deepbatch generate --chat`: the
-same greedy requests with and without `--speculative ngram` (adaptive, the default),
+same greedy requests with and without `--speculative ngram` (adaptive, the default), or
+with `--speculative-model FILE` given --draft-model FILE,
 runs alternating (plain first), --repeats times per workload; prints each run's mean
 per-sequence decode speed ((tokens - 1) / (end - first token)) and throughput (generated
 tokens over the batch's wall time, prompts included, model load excluded), their median
@@ -13,6 +14,7 @@ Workloads:
   chat64    batch 64: 64 open questions at once (where a step is compute-bound)
 
     python3 bench/spec/bench_spec.py [--binary build/deepbatch] [--model M] [--repeats 3] [--workloads rewrite,chat]
+                                     [--draft-model D] [--adaptive on|off]
 """
 import argparse
 import os
@@ -74,17 +76,19 @@ def run(args, prompts, seqs, speculative):
     cmd = [args.binary, "generate", "-m", args.model, "-t", str(args.threads), "--chat", "-n", str(args.max_tokens),
            "--max-num-seqs", str(seqs)]
     if speculative:
-        cmd += ["--speculative", "ngram", "--num-speculative-tokens", str(args.k)]
+        cmd += ["--speculative-model", args.draft_model] if args.draft_model else ["--speculative", "ngram"]
+        cmd += ["--num-speculative-tokens", str(args.k), "--speculative-adaptive", args.adaptive]
     for p in prompts:
         cmd += ["-p", p]
     r = subprocess.run(cmd, capture_output=True, text=True, check=True)
     m = re.search(r"generated ([0-9]+) tokens in ([0-9.]+) s, decode ([0-9.]+) tok/s", r.stderr)
     generated, wall, decode = int(m.group(1)), float(m.group(2)), float(m.group(3))
     m = re.search(r"speculative decoding \(\w+\): ([0-9]+) drafts, ([0-9]+) draft tokens, ([0-9]+) accepted "
-                  r"\(([0-9.]+)%\), mean accepted length ([0-9.]+), ([0-9]+) paused", r.stderr)
+                  r"\(([0-9.]+)%\), mean accepted length ([0-9.]+), ([0-9]+) paused.*proposer ([0-9.]+) s", r.stderr)
     spec = None if not m else {"drafts": int(m.group(1)), "draft_tokens": int(m.group(2)),
                                "accepted": int(m.group(3)), "rate": float(m.group(4)),
-                               "mean_length": float(m.group(5)), "paused": int(m.group(6))}
+                               "mean_length": float(m.group(5)), "paused": int(m.group(6)),
+                               "proposer_s": float(m.group(7))}
     return decode, generated / wall, spec, r.stdout
 
 
@@ -97,6 +101,8 @@ def main():
     ap.add_argument("--k", type=int, default=5, help="--num-speculative-tokens")
     ap.add_argument("--max-tokens", type=int, default=256)
     ap.add_argument("--workloads", default="rewrite,chat,chat64")
+    ap.add_argument("--draft-model", help="draft with this model instead of prompt lookup")
+    ap.add_argument("--adaptive", choices=["on", "off"], default="on", help="--speculative-adaptive")
     args = ap.parse_args()
     workloads = {"rewrite": (REWRITE, 1), "chat": (CHAT, 1),
                  "chat64": ([f"{q} (Question {i + 1}.)" for i in range(8) for q in CHAT], 64)}
@@ -113,7 +119,7 @@ def main():
             print(f"{name} run {rep}: decode {p_dec:.1f} -> {s_dec:.1f} tok/s per sequence ({s_dec / p_dec:.3f}x), "
                   f"throughput {p_tput:.1f} -> {s_tput:.1f} tok/s ({s_tput / p_tput:.3f}x); accepted "
                   f"{spec['rate']:.1f}% of {spec['draft_tokens']} draft tokens, mean length {spec['mean_length']:.2f}, "
-                  f"{spec['paused']} paused decodes; same outputs: {same}", flush=True)
+                  f"{spec['paused']} paused decodes, {spec['proposer_s']:.2f} s drafting; same outputs: {same}", flush=True)
         med = lambda i: statistics.median(r[i] for r in rows)  # noqa: E731
         dec_ratio = statistics.median(r[1] / r[0] for r in rows)
         tput_ratio = statistics.median(r[3] / r[2] for r in rows)

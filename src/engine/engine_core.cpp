@@ -9,6 +9,7 @@
 #include "engine/step_composition.h"
 #include "memory/memory_info.h"
 #include "sched/budget_split.h"
+#include "spec/draft_model_proposer.h"
 #include "util/error.h"
 
 namespace db {
@@ -61,14 +62,17 @@ std::string describe_kv_pool(const KVCacheSpec& spec, int32_t num_blocks) {
   return line;
 }
 
-int32_t engine_num_kv_blocks(const Model& model, const EngineConfig& cfg) {
+int32_t engine_num_kv_blocks(const Model& model, const EngineConfig& cfg, size_t draft_bytes_per_token) {
   int64_t budget = cfg.kv_cache_memory;
   if (budget == 0) {
     const std::optional<int64_t> avail = available_memory_bytes();
     if (!avail) throw Error("kv_cache_memory: the available memory cannot be read here; set the KV cache size explicitly");
     budget = static_cast<int64_t>(static_cast<double>(*avail) * cfg.kv_cache_fraction);
   }
-  return num_blocks_for_budget(engine_kv_cache_spec(model, cfg), static_cast<size_t>(budget));
+  const KVCacheSpec spec = engine_kv_cache_spec(model, cfg);
+  const double target_share = static_cast<double>(spec.bytes_per_token()) /
+                              static_cast<double>(spec.bytes_per_token() + draft_bytes_per_token);
+  return num_blocks_for_budget(spec, static_cast<size_t>(static_cast<double>(budget) * target_share));
 }
 
 EngineCore::EngineCore(Model& model, const Tokenizer& tokenizer, const EngineConfig& cfg, WeightReadBytes weights)
@@ -77,6 +81,12 @@ EngineCore::EngineCore(Model& model, const Tokenizer& tokenizer, const EngineCon
       guard_(cfg.memory_guard, cfg.max_num_seqs),
       weights_(weights) {
   const ModelConfig& mc = model.config();
+  std::unique_ptr<DraftModel> draft;
+  if (cfg.speculative.method == "draft_model")
+    draft = DraftModel::open(cfg.speculative.model, tokenizer, mc.vocab, &pool_);
+  const std::optional<KVCacheSpec> draft_kv =
+      draft ? std::optional<KVCacheSpec>(KVCacheSpec{draft->model().kv_cache_shape(), cfg.block_size, cfg.kv_dtype})
+            : std::nullopt;
   SchedulerConfig sc;
   sc.max_num_seqs = cfg.max_num_seqs;
   sc.max_num_batched_tokens = cfg.max_num_batched_tokens;
@@ -84,7 +94,8 @@ EngineCore::EngineCore(Model& model, const Tokenizer& tokenizer, const EngineCon
                                   ? cfg.long_prefill_threshold
                                   : auto_long_prefill_threshold(cfg.max_num_batched_tokens, cfg.block_size);
   sc.block_size = cfg.block_size;
-  sc.num_blocks = engine_num_kv_blocks(model, cfg);
+  sc.num_blocks = engine_num_kv_blocks(model, cfg, draft_kv ? draft_kv->bytes_per_token() : 0);
+  const int32_t num_blocks = sc.num_blocks;
   sc.enable_prefix_caching = cfg.enable_prefix_caching;
   sc.max_model_len = mc.max_context;
   sc.eos_token_ids = tokenizer.eos_ids();
@@ -102,6 +113,7 @@ EngineCore::EngineCore(Model& model, const Tokenizer& tokenizer, const EngineCon
 
   kv_ = std::make_unique<KVStore>(model.kv_cache_shape(), sc.num_blocks, cfg.block_size, cfg.kv_dtype);
   kv_summary_ = describe_kv_pool(engine_kv_cache_spec(model, cfg), sc.num_blocks);
+  if (draft_kv) kv_summary_ += "; draft model " + describe_kv_pool(*draft_kv, sc.num_blocks);
   sched_ = std::make_unique<Scheduler>(std::move(sc));
   runner_ = std::make_unique<ModelRunner>(model, *kv_, pool_);
   kv_bytes_per_token_ = static_cast<double>(kv_->nbytes()) / (static_cast<double>(kv_->num_blocks()) * cfg.block_size);
@@ -115,16 +127,23 @@ EngineCore::EngineCore(Model& model, const Tokenizer& tokenizer, const EngineCon
     sla_.emplace(sla, cfg.long_prefill_threshold, cfg.block_size);
     sched_->set_step_limits(sla_->step_limits());
   }
-  if (cfg.speculative.enabled()) spec_.emplace(cfg.speculative);
+  if (cfg.speculative.enabled())
+    spec_.emplace(cfg.speculative, draft ? std::make_unique<DraftModelProposer>(std::move(draft), pool_, num_blocks,
+                                                                                cfg.block_size, cfg.kv_dtype)
+                                         : nullptr);
 }
 
 bool EngineCore::finish_group(RequestId group, RequestStatus status) {
-  return !sched_->finish_group(group, status).empty();
+  const std::vector<RequestId> ended = sched_->finish_group(group, status);
+  if (spec_)
+    for (RequestId id : ended) spec_->forget(id);
+  return !ended.empty();
 }
 
 void EngineCore::finish_sequence(RequestId id) {
   const RequestId ids[] = {id};
-  sched_->finish_requests(ids, RequestStatus::FinishedStopped);
+  for (RequestId ended : sched_->finish_requests(ids, RequestStatus::FinishedStopped))
+    if (spec_) spec_->forget(ended);
 }
 
 std::vector<RequestId> EngineCore::live_groups() const {
@@ -157,6 +176,7 @@ void EngineCore::enforce_limits(std::vector<OutputEvent>& events) {
 StepRecord EngineCore::step(std::vector<OutputEvent>& events) {
   const EngineClock::time_point started = EngineClock::now();
   if (spec_) spec_->propose(*sched_);
+  const EngineClock::time_point proposed = EngineClock::now();
   SchedulerOutput so = sched_->schedule();
   const EngineClock::time_point scheduled_at = EngineClock::now();
   for (const ScheduledRequest& r : so.scheduled_new) {
@@ -172,6 +192,7 @@ StepRecord EngineCore::step(std::vector<OutputEvent>& events) {
     DB_CHECK(sched_->num_running() > 0 || sched_->num_waiting() == 0 || !so.preempted_ids.empty(),
              "no waiting request can be admitted into an empty engine");
     runner_->execute(so);  // lets the runner forget finished sequences
+    if (spec_) spec_->observe(so, {}, 0, 0, 0);  // ... and the proposer
     return {};
   }
   const StepComposition comp = describe_step(so, *sched_, sla_.has_value());
@@ -183,6 +204,9 @@ StepRecord EngineCore::step(std::vector<OutputEvent>& events) {
     return {};
   }
   const std::vector<RequestOutput> outs = sched_->update(so, ro);
+  if (spec_)  // the proposer's state of ended sequences goes now, not when the next step reports them
+    for (const RequestOutput& o : outs)
+      if (is_finished(o.status)) spec_->forget(o.id);
   const EngineClock::time_point done_at = EngineClock::now();
   for (PromptLogprobs& p : ro.prompt_logprobs) {  // before the tokens sampled from the same step
     OutputEvent e;
@@ -210,7 +234,8 @@ StepRecord EngineCore::step(std::vector<OutputEvent>& events) {
   rec.sequences = static_cast<int32_t>(so.scheduled_running.size() + so.scheduled_new.size());
   rec.prompt_tokens = comp.prompt_tokens;
   rec.bytes_read = weights_.per_step(rec.tokens) + kv_bytes_per_token_ * static_cast<double>(comp.context_tokens);
-  if (spec_) spec_->observe(so, ro, rec.tokens, rec.prompt_tokens, rec.seconds);
+  if (spec_)  // the step's cost without the proposer's, which the governor counts apart
+    spec_->observe(so, ro, rec.tokens, rec.prompt_tokens, std::chrono::duration<double>(done_at - proposed).count());
   if (sla_) {
     const double done = engine_seconds(done_at);
     sla_->observe(so, comp, outs, done, rec.seconds, static_cast<int32_t>(sched_->num_waiting()));

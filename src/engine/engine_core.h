@@ -65,7 +65,8 @@ class EngineCore {
   // `scan_pool`: also refresh the fields that scan the block pool and block tables
   // (pool, blocks_by_priority); without it they keep out's values.
   void read_stats(EngineStats& out, bool scan_pool) const;
-  // One line on the KV pool (describe_kv_pool), for start-up logs.
+  // One line on the KV pool (describe_kv_pool), and the draft model's when
+  // speculation has one, for start-up logs.
   const std::string& kv_summary() const { return kv_summary_; }
 
  private:
@@ -90,8 +91,10 @@ double engine_seconds(EngineClock::time_point t);
 
 // The model's KV cache shape in the configured dtype and block size.
 KVCacheSpec engine_kv_cache_spec(const Model& model, const EngineConfig& cfg);
-// The KV pool size for a configuration: blocks (null block included).
-int32_t engine_num_kv_blocks(const Model& model, const EngineConfig& cfg);
+// The KV pool size for a configuration: blocks (null block included). With a
+// draft model whose cache takes `draft_bytes_per_token`, the budget holds both
+// pools with the same number of blocks each.
+int32_t engine_num_kv_blocks(const Model& model, const EngineConfig& cfg, size_t draft_bytes_per_token = 0);
 // "KV cache: KeyValue, 30 layers x K 192 + V 192, F16, 23040 bytes/token, 46603 tokens/GiB; 182 blocks ..."
 std::string describe_kv_pool(const KVCacheSpec& spec, int32_t num_blocks);
 

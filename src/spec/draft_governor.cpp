@@ -13,7 +13,7 @@ double DraftGovernor::acceptance(RequestId id) const {
 }
 
 int32_t DraftGovernor::best_draft_count(std::span<const RequestId> ids, int32_t running, const StepCostModel& cost,
-                                        double fill, std::vector<size_t>& order) const {
+                                        double fill, double draft_seconds, std::vector<size_t>& order) const {
   std::vector<std::pair<double, size_t>> values;  // (a^j, sequence index)
   values.reserve(ids.size() * static_cast<size_t>(max_drafts_));
   for (size_t i = 0; i < ids.size(); ++i) {
@@ -32,7 +32,7 @@ int32_t DraftGovernor::best_draft_count(std::span<const RequestId> ids, int32_t 
     expected += values[m - 1].first;
     const std::optional<double> t = cost.seconds(tokens(static_cast<double>(m)));
     if (!t || *t <= 0) break;
-    const double rate = (running + fill * expected) / *t;
+    const double rate = (running + fill * expected) / (*t + draft_seconds * fill * static_cast<double>(m));
     if (rate > best_rate) {
       best_rate = rate;
       best = static_cast<int32_t>(m);
@@ -41,17 +41,17 @@ int32_t DraftGovernor::best_draft_count(std::span<const RequestId> ids, int32_t 
   return best;
 }
 
-bool DraftGovernor::could_pay(int32_t running, const StepCostModel& cost, double fill) const {
+bool DraftGovernor::could_pay(int32_t running, const StepCostModel& cost, double fill, double draft_seconds) const {
   const std::optional<double> base = cost.seconds(running);
   const std::optional<double> with = cost.seconds(running + static_cast<int32_t>(std::lround(fill * max_drafts_)));
   if (!base || !with) return true;
   double expected = 0, p = kProbeAcceptance;
   for (int32_t j = 0; j < max_drafts_; ++j, p *= kProbeAcceptance) expected += p;
-  return (running + fill * expected) / *with > running / *base;
+  return (running + fill * expected) / (*with + draft_seconds * fill * max_drafts_) > running / *base;
 }
 
 std::vector<int32_t> DraftGovernor::allot(std::span<const RequestId> ids, int32_t running, const StepCostModel& cost,
-                                          double fill) {
+                                          double fill, double draft_seconds) {
   std::vector<int32_t> k(ids.size(), 0);
   if (ids.empty() || !cost.seconds(running)) return k;  // measure a plain step of this size first
   const double most = static_cast<double>(max_drafts_) * static_cast<double>(ids.size());
@@ -59,10 +59,10 @@ std::vector<int32_t> DraftGovernor::allot(std::span<const RequestId> ids, int32_
     std::fill(k.begin(), k.end(), max_drafts_);  // measure a step with every draft
   } else {
     std::vector<size_t> order;
-    const int32_t m = best_draft_count(ids, running, cost, fill, order);
+    const int32_t m = best_draft_count(ids, running, cost, fill, draft_seconds, order);
     for (int32_t t = 0; t < m; ++t) ++k[order[static_cast<size_t>(t)]];
   }
-  const bool probes = could_pay(running, cost, fill);
+  const bool probes = could_pay(running, cost, fill, draft_seconds);
   for (size_t i = 0; i < ids.size(); ++i) {
     Seq& s = seqs_[ids[i]];
     if (k[i] > 0 || (probes && ++s.paused_steps >= kProbeInterval)) {

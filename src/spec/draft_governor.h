@@ -10,9 +10,10 @@
 // Its j-th draft token is emitted with probability a^j. With n sequences
 // running, the step's expected tokens per second when it carries the m draft
 // tokens of highest a^j (over all sequences) is
-//     (n + f * sum of those m values) / T(n + f * m)
-// where T is the measured step time (step_cost_model.h) and f the share of the
-// asked-for draft tokens the proposer has lately delivered. The governor picks
+//     (n + f * sum of those m values) / (T(n + f * m) + c * f * m)
+// where T is the measured step time (step_cost_model.h), f the share of the
+// asked-for draft tokens the proposer has lately delivered and c what the
+// proposer has lately taken per draft token. The governor picks
 // the m that maximizes it (m = 0: plain decoding), so drafts go where they are
 // most likely accepted, shrink as acceptance falls, and stop when the batch
 // makes a step compute-bound. A size never measured is measured first: a step
@@ -36,9 +37,10 @@ class DraftGovernor {
   explicit DraftGovernor(int32_t max_drafts) : max_drafts_(max_drafts) {}
 
   // Draft tokens for each of `ids` (decoding sequences) in a step with `running`
-  // sequences; `fill`: the proposer's recent delivered / asked share, in (0, 1].
+  // sequences; `fill`: the proposer's recent delivered / asked share, in (0, 1];
+  // `draft_seconds`: its recent seconds per draft token (c above).
   std::vector<int32_t> allot(std::span<const RequestId> ids, int32_t running, const StepCostModel& cost,
-                             double fill);
+                             double fill, double draft_seconds = 0);
   // One verification of `drafted` drafts of which `accepted` were accepted.
   void record(RequestId id, int32_t drafted, int32_t accepted);
   void forget(RequestId id) { seqs_.erase(id); }
@@ -59,9 +61,9 @@ class DraftGovernor {
   // The best number of draft tokens (see above) and, in `order`, the sequences'
   // draft tokens (sequence index per token) by falling value.
   // Whether one sequence accepting kProbeAcceptance of its drafts would raise the step's tokens per second.
-  bool could_pay(int32_t running, const StepCostModel& cost, double fill) const;
+  bool could_pay(int32_t running, const StepCostModel& cost, double fill, double draft_seconds) const;
   int32_t best_draft_count(std::span<const RequestId> ids, int32_t running, const StepCostModel& cost, double fill,
-                           std::vector<size_t>& order) const;
+                           double draft_seconds, std::vector<size_t>& order) const;
 
   int32_t max_drafts_;
   std::unordered_map<RequestId, Seq> seqs_;

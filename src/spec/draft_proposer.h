@@ -28,6 +28,12 @@ class DraftProposer {
   virtual void propose(std::span<const DraftQuery> queries, std::vector<std::vector<int32_t>>& drafts) = 0;
   // The sequence ended or was preempted: drop what is kept for it.
   virtual void forget(RequestId) {}
+  // Recent seconds per draft token, not counting the feeding of tokens a
+  // proposer had not seen (a draft model's prompt prefill); 0 when negligible.
+  // What drafting costs the step in the governor's reckoning (draft_governor.h).
+  virtual double seconds_per_draft_token() const { return 0; }
+  // Blocks of the proposer's own KV cache in use (0 without one).
+  virtual int64_t kv_blocks_in_use() const { return 0; }
   // "ngram", "draft_model", ... (the metrics' proposer label).
   virtual std::string name() const = 0;
 };

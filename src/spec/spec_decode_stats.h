@@ -18,6 +18,8 @@ struct SpecDecodeStats {
   int64_t paused = 0;                         // decode steps that drafted nothing because drafts did not pay
   double cost_ratio = 0;                      // the latest step: marginal seconds of one more token / seconds
                                               // per token (near 0: drafts nearly free; near 1: compute-bound)
+  double proposer_seconds = 0;                // spent drafting (a draft model's forwards; ~0 for prompt lookup)
+  int64_t proposer_kv_blocks = 0;             // blocks the proposer's own KV cache holds (a draft model's)
 
   double acceptance_rate() const {
     return num_draft_tokens > 0 ? static_cast<double>(num_accepted_tokens) / static_cast<double>(num_draft_tokens) : 0;

@@ -6,7 +6,11 @@ namespace db {
 
 void SpeculativeConfig::validate() const {
   if (!enabled()) return;
-  if (method != "ngram") throw Error("speculative method: expected 'ngram', got '" + method + "'");
+  if (method != "ngram" && method != "draft_model")
+    throw Error("speculative method: expected 'ngram' or 'draft_model', got '" + method + "'");
+  if ((method == "draft_model") != !model.empty())
+    throw Error(method == "draft_model" ? "speculative method 'draft_model' needs a draft model file"
+                                        : "a draft model file needs the speculative method 'draft_model'");
   if (num_tokens < 1 || num_tokens > 32)
     throw Error("num_speculative_tokens: must be in [1, 32], got " + std::to_string(num_tokens));
   if (ngram_min < 1 || ngram_max < ngram_min)

@@ -6,7 +6,8 @@
 namespace db {
 
 struct SpeculativeConfig {
-  std::string method;           // "" (off) or "ngram" (prompt lookup)
+  std::string method;           // "" (off), "ngram" (prompt lookup) or "draft_model"
+  std::string model;            // draft_model: the draft's GGUF file or checkpoint directory
   int32_t num_tokens = 5;       // draft tokens per sequence and step at most (K)
   int32_t ngram_min = 2;        // prompt lookup: shortest n-gram matched
   int32_t ngram_max = 4;        // ... and longest (tried first)

@@ -1,23 +1,29 @@
 #include "spec/speculative_decoder.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <exception>
 #include <unordered_map>
 
 #include "spec/ngram_proposer.h"
+#include "util/error.h"
 
 namespace db {
 
 namespace {
 
-std::unique_ptr<DraftProposer> make_proposer(const SpeculativeConfig& cfg) {
+std::unique_ptr<DraftProposer> make_proposer(const SpeculativeConfig& cfg, std::unique_ptr<DraftProposer> given) {
   cfg.validate();
+  if (given) return given;
+  DB_CHECK(cfg.method == "ngram", "speculative method " + cfg.method + " needs its proposer built by the caller");
   return std::make_unique<NgramProposer>(cfg.ngram_min, cfg.ngram_max);
 }
 
 }  // namespace
 
-SpeculativeDecoder::SpeculativeDecoder(const SpeculativeConfig& cfg)
-    : proposer_(make_proposer(cfg)), governor_(cfg.num_tokens), adaptive_(cfg.adaptive) {
+SpeculativeDecoder::SpeculativeDecoder(const SpeculativeConfig& cfg, std::unique_ptr<DraftProposer> proposer)
+    : proposer_(make_proposer(cfg, std::move(proposer))), governor_(cfg.num_tokens), adaptive_(cfg.adaptive) {
   stats_.proposer = proposer_->name();
   stats_.accepted_per_position.assign(static_cast<size_t>(cfg.num_tokens), 0);
 }
@@ -38,7 +44,7 @@ void SpeculativeDecoder::propose(Scheduler& sched) {
   }
   if (decodes_.empty()) return;
   const int32_t running = sched.num_running();
-  const std::vector<int32_t> k = adaptive_ ? governor_.allot(decodes_, running, cost_, fill_)
+  const std::vector<int32_t> k = adaptive_ ? governor_.allot(decodes_, running, cost_, fill_, proposer_->seconds_per_draft_token())
                                            : std::vector<int32_t>(decodes_.size(), governor_.max_drafts());
   stats_.cost_ratio = cost_ratio(running);
   int64_t asked = 0;
@@ -52,7 +58,16 @@ void SpeculativeDecoder::propose(Scheduler& sched) {
     asked += queries_.back().max_drafts;
   }
   if (queries_.empty()) return;
-  proposer_->propose(queries_, drafts_);
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    proposer_->propose(queries_, drafts_);
+  } catch (const std::exception& e) {  // drafts are optional: the step goes on without them
+    std::fprintf(stderr, "speculative decoding: the %s proposer failed, no drafts this step: %s\n",
+                 proposer_->name().c_str(), e.what());
+    for (const DraftQuery& q : queries_) proposer_->forget(q.id);
+    return;
+  }
+  stats_.proposer_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   int64_t got = 0;
   for (size_t i = 0; i < queries_.size(); ++i) {
     got += static_cast<int64_t>(drafts_[i].size());
@@ -61,13 +76,16 @@ void SpeculativeDecoder::propose(Scheduler& sched) {
   fill_ = std::max(0.05, 0.9 * fill_ + 0.1 * static_cast<double>(got) / static_cast<double>(asked));
 }
 
+void SpeculativeDecoder::forget(RequestId id) {
+  governor_.forget(id);
+  proposer_->forget(id);
+  stats_.proposer_kv_blocks = proposer_->kv_blocks_in_use();
+}
+
 void SpeculativeDecoder::observe(const SchedulerOutput& so, const ModelRunnerOutput& ro, int32_t tokens,
                                  int32_t prompt_tokens, double seconds) {
   for (const auto* ids : {&so.finished_ids, &so.preempted_ids})
-    for (RequestId id : *ids) {
-      governor_.forget(id);
-      proposer_->forget(id);
-    }
+    for (RequestId id : *ids) forget(id);
   if (prompt_tokens == 0) cost_.observe(tokens, seconds);
   std::unordered_map<RequestId, size_t> emitted;
   for (const RequestSamples& rs : ro.requests) emitted[rs.id] = rs.samples.size();

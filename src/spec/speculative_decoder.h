@@ -4,7 +4,9 @@
 // into the governor, the step cost model and the counters.
 //
 // How much drafting pays is the governor's call (draft_governor.h), from the
-// step cost model it keeps here, fed with every step without prompt tokens.
+// step cost model it keeps here, fed with every step without prompt tokens,
+// and from what the proposer itself costs per draft token (a draft model's
+// forward passes; nothing to speak of for prompt lookup).
 #pragma once
 #include <memory>
 
@@ -19,8 +21,10 @@ namespace db {
 
 class SpeculativeDecoder {
  public:
-  // cfg must be enabled and valid.
-  explicit SpeculativeDecoder(const SpeculativeConfig& cfg);
+  // cfg must be enabled and valid. `proposer`: cfg.method's proposer when it
+  // needs more than the configuration (draft_model: a DraftModelProposer);
+  // null for prompt lookup, which is built here.
+  explicit SpeculativeDecoder(const SpeculativeConfig& cfg, std::unique_ptr<DraftProposer> proposer = nullptr);
 
   // Sets draft tokens on the running decodes that get some this step.
   void propose(Scheduler& sched);
@@ -28,6 +32,8 @@ class SpeculativeDecoder {
   // of them at prompt positions, in `seconds`.
   void observe(const SchedulerOutput& so, const ModelRunnerOutput& ro, int32_t tokens, int32_t prompt_tokens,
                double seconds);
+  // The sequence ended: drop what the governor and the proposer keep for it.
+  void forget(RequestId id);
   const SpecDecodeStats& stats() const { return stats_; }
 
  private:

@@ -18,6 +18,10 @@ int StepCostModel::bucket_of(int32_t tokens) {
 void StepCostModel::observe(int32_t tokens, double seconds) {
   if (tokens <= 0 || !(seconds >= 0)) return;
   const int b = bucket_of(tokens);
+  if (!warm_[b]) {
+    warm_[b] = true;
+    return;
+  }
   const double w = count_[b] == 0 ? 1.0 : kWeight;
   mean_seconds_[b] += w * (seconds - mean_seconds_[b]);
   mean_tokens_[b] += w * (static_cast<double>(tokens) - mean_tokens_[b]);

@@ -3,7 +3,10 @@
 // powers of two), exponentially weighted means of the token count and of the
 // seconds of the steps without prompt tokens (decodes and draft verification).
 // A size between measured buckets' means is interpolated; one above them all
-// extrapolated along the two highest.
+// extrapolated along the two highest. The first step seen in each bucket is a
+// warm-up and not counted: it pays for growing scratch buffers and cold caches,
+// and a single slow step would otherwise stand for the size until it is seen
+// again, which may be never when it made drafting look unprofitable.
 //
 // On a CPU a small step reads every weight once for all its tokens, so the
 // first tokens are nearly free; a large one is compute-bound and every token
@@ -31,6 +34,7 @@ class StepCostModel {
  private:
   std::array<double, kBuckets> mean_seconds_{}, mean_tokens_{};
   std::array<int64_t, kBuckets> count_{};
+  std::array<bool, kBuckets> warm_{};  // the bucket's warm-up step was seen
 };
 
 }  // namespace db

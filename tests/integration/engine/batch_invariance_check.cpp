@@ -101,6 +101,7 @@ void expect_batch_matches_alone(ModelBundle& bundle, EngineConfig cfg, const Inv
     EXPECT_GT(stats.spec.num_drafts, 0);
     EXPECT_GT(stats.spec.num_accepted_tokens, 0);
     EXPECT_LT(stats.spec.num_accepted_tokens, stats.spec.num_draft_tokens) << "no draft was ever rejected";
+    EXPECT_EQ(stats.spec.proposer_kv_blocks, 0) << "the draft model's cache kept blocks";
   }
 }
 

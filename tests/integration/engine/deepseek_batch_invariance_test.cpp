@@ -14,6 +14,8 @@
 
 #include "batch_invariance_check.h"
 #include "deepseek_bundles.h"
+#include "model/gguf_convert.h"
+#include "scratch_dir.h"
 
 namespace db::test {
 namespace {
@@ -96,24 +98,43 @@ TEST_P(DeepseekBatchInvariance, EachRequestMatchesItsOutputAlone) {
   expect_batch_invariance(bundle, cfg, base, batch_requests(base));
 }
 
-// With prompt-lookup drafts on every decode that has some, on the model whose
-// tokens turn most readily (V3, Q8_0 activations): verification computes a
-// decode as a multi-token chunk, which must not change its logits.
-TEST(DeepseekSpeculation, EachRequestMatchesItsPlainOutputAloneWithNgramDrafts) {
+// Speculation with `spec` (drafting on every decode that can, K = 4) on the
+// model whose tokens turn most readily (V3, Q8_0 activations), at both block
+// sizes: verification computes a decode as a multi-token chunk, which must not
+// change its logits.
+void expect_invariance_speculating(SpeculativeConfig spec) {
   const ModelParam& model = kModels[2];
   ModelBundle& bundle = deepseek_bundle(model.fixture, model.format);
+  spec.num_tokens = 4;
+  spec.adaptive = false;
   for (int block_size : {16, 64}) {
     EngineConfig cfg;
     cfg.threads = 2;
     cfg.block_size = block_size;
     cfg.kv_dtype = model.kv_dtype;
-    cfg.speculative.method = "ngram";
-    cfg.speculative.num_tokens = 4;
-    cfg.speculative.ngram_min = 1;
-    cfg.speculative.adaptive = false;
+    cfg.speculative = spec;
     const std::vector<EngineRequest> base = base_requests();
     expect_batch_invariance(bundle, cfg, base, batch_requests(base));
   }
+}
+
+TEST(DeepseekSpeculation, EachRequestMatchesItsPlainOutputAloneWithNgramDrafts) {
+  SpeculativeConfig spec;
+  spec.method = "ngram";
+  spec.ngram_min = 1;
+  expect_invariance_speculating(spec);
+}
+
+// With a draft model of MLA and MoE layers too: the same fixture requantized
+// to Q4_0, on its own latent KV cache.
+TEST(DeepseekSpeculation, EachRequestMatchesItsPlainOutputAloneWithDraftModelDrafts) {
+  const ModelParam& model = kModels[2];
+  const ScratchDir dir("deepseek_draft");
+  SpeculativeConfig spec;
+  spec.method = "draft_model";
+  spec.model = dir.file("draft-q4_0.gguf");
+  convert_gguf(deepseek_model_file(model.fixture, model.format), spec.model, DType::Q4_0);
+  expect_invariance_speculating(spec);
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, DeepseekBatchInvariance,

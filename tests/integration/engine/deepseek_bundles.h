@@ -11,5 +11,7 @@ namespace db::test {
 // model-<format>.gguf of tests/data/model/<fixture> ("deepseek_v2_tiny", "q8_0"),
 // opened once per process and shared by the tests (loaded on 2 threads).
 ModelBundle& deepseek_bundle(const std::string& fixture, const std::string& format);
+// The file that bundle was opened from: the fixture with its tokenizer.
+const std::string& deepseek_model_file(const std::string& fixture, const std::string& format);
 
 }  // namespace db::test

@@ -1,7 +1,7 @@
 // Batch invariance on the default model: a request's greedy tokens alone (an
 // engine with nothing else in flight) are exactly its tokens inside a batch of
 // 64 mixed-length requests, whatever the chunking, prefix caching, block size
-// or preemption by recompute.
+// or preemption by recompute, and whatever drafts speculation verifies.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -84,6 +84,21 @@ TEST_P(EngineBatchInvariance, EachRequestMatchesItsOutputAloneWithNgramDrafts) {
   cfg.speculative.method = "ngram";
   cfg.speculative.num_tokens = 4;
   cfg.speculative.ngram_min = 1;
+  cfg.speculative.adaptive = false;
+  const std::vector<EngineRequest> base = base_requests();
+  expect_batch_invariance(*default_bundle(), cfg, base, batch_requests(base));
+}
+
+// And with a draft model's drafts (the default model requantized to Q4_0): its
+// own KV cache rolls back past rejected drafts, and is dropped and rebuilt when
+// its store is full or the sequence is preempted.
+TEST_P(EngineBatchInvariance, EachRequestMatchesItsOutputAloneWithDraftModelDrafts) {
+  ASSERT_NE(default_bundle(), nullptr);
+  EngineConfig cfg;
+  cfg.block_size = GetParam();
+  cfg.speculative.method = "draft_model";
+  cfg.speculative.model = default_model_as(DType::Q4_0);
+  cfg.speculative.num_tokens = 4;
   cfg.speculative.adaptive = false;
   const std::vector<EngineRequest> base = base_requests();
   expect_batch_invariance(*default_bundle(), cfg, base, batch_requests(base));

@@ -1,8 +1,12 @@
-// Speculative decoding on the default model changes no output: seeded sampling
-// (n = 1 and n > 1, with penalties and logprobs), constrained decoding and stop
-// strings give exactly the tokens, logprobs and text of plain decoding, and the
-// counters add up. (Greedy batches across block sizes, prefix caching and
-// preemption: engine_batch_invariance_test.cpp.)
+// Speculative decoding on the default model changes no output, with either
+// proposer (prompt lookup; a draft model: the default model requantized to
+// Q4_0, which disagrees with it often enough to exercise rejections): seeded
+// sampling (n = 1 and n > 1, with penalties and logprobs), constrained decoding
+// and stop strings give exactly the tokens, logprobs and text of plain
+// decoding, the counters add up and every KV block is back at the end. A draft
+// model of another vocabulary is refused with a clear error. (Greedy batches
+// across block sizes, prefix caching and preemption:
+// engine_batch_invariance_test.cpp.)
 #include <gtest/gtest.h>
 
 #include <numeric>
@@ -11,6 +15,7 @@
 
 #include "engine_test_util.h"
 #include "grammar/constraint_compiler.h"
+#include "util/error.h"
 
 namespace db::test {
 namespace {
@@ -28,12 +33,13 @@ EngineRequest rewrite_request(const std::string& instruction, int32_t max_tokens
   return r;
 }
 
-EngineConfig drafting(int32_t k = 4) {
+EngineConfig drafting(const std::string& method, int32_t k = 4) {
   EngineConfig cfg;
-  cfg.speculative.method = "ngram";
+  cfg.speculative.method = method;
   cfg.speculative.num_tokens = k;
   cfg.speculative.ngram_min = 1;
-  cfg.speculative.adaptive = false;  // draft whenever there is a match, so every path runs
+  if (method == "draft_model") cfg.speculative.model = default_model_as(DType::Q4_0);
+  cfg.speculative.adaptive = false;  // draft whenever the proposer can, so every path runs
   return cfg;
 }
 
@@ -54,8 +60,8 @@ void expect_same_samples(const std::vector<RequestResult>& plain, const std::vec
   }
 }
 
-void expect_counters_add_up(const EngineStats& s) {
-  EXPECT_EQ(s.spec.proposer, "ngram");
+void expect_counters_add_up(const EngineStats& s, const std::string& method) {
+  EXPECT_EQ(s.spec.proposer, method);
   EXPECT_GT(s.spec.num_drafts, 0);
   EXPECT_GT(s.spec.num_accepted_tokens, 0);
   EXPECT_LT(s.spec.num_accepted_tokens, s.spec.num_draft_tokens);
@@ -64,19 +70,23 @@ void expect_counters_add_up(const EngineStats& s) {
             s.spec.num_accepted_tokens);
   EXPECT_LE(s.spec.accepted_per_position.at(0), s.spec.num_drafts);
   EXPECT_EQ(s.free_blocks, s.num_blocks - 1) << "every block back in the pool";
+  EXPECT_EQ(s.spec.proposer_kv_blocks, 0) << "every block of the draft model's cache back";
 }
 
 // Runs `reqs` in one batch plainly and with drafts; expects the same samples and counters that add up.
-std::vector<RequestResult> expect_drafts_change_nothing(const std::vector<EngineRequest>& reqs, int32_t k = 4) {
+std::vector<RequestResult> expect_drafts_change_nothing(const std::vector<EngineRequest>& reqs,
+                                                        const std::string& method, int32_t k = 4) {
   EngineStats stats;
   const std::vector<RequestResult> plain = run_batch(EngineConfig{}, reqs);
-  const std::vector<RequestResult> spec = run_batch(drafting(k), reqs, &stats);
+  const std::vector<RequestResult> spec = run_batch(drafting(method, k), reqs, &stats);
   expect_same_samples(plain, spec);
-  expect_counters_add_up(stats);
+  expect_counters_add_up(stats, method);
   return spec;
 }
 
-TEST(EngineSpeculation, SeededSamplingGivesTheSameTokensAndLogprobs) {
+class EngineSpeculation : public ::testing::TestWithParam<std::string> {};  // the method
+
+TEST_P(EngineSpeculation, SeededSamplingGivesTheSameTokensAndLogprobs) {
   ASSERT_NE(default_bundle(), nullptr);
   std::vector<EngineRequest> reqs;
   for (int i = 0; i < 6; ++i) {
@@ -89,12 +99,12 @@ TEST(EngineSpeculation, SeededSamplingGivesTheSameTokensAndLogprobs) {
     r.n = i % 3 == 0 ? 2 : 1;
     reqs.push_back(r);
   }
-  const std::vector<RequestResult> spec = expect_drafts_change_nothing(reqs);
+  const std::vector<RequestResult> spec = expect_drafts_change_nothing(reqs, GetParam());
   ASSERT_EQ(spec[1].samples.at(0).logprobs.size(), spec[1].samples[0].tokens.size());
   EXPECT_EQ(spec[1].samples[0].top_logprobs.at(0).size(), 2u);
 }
 
-TEST(EngineSpeculation, ConstrainedOutputsAreTheSame) {
+TEST_P(EngineSpeculation, ConstrainedOutputsAreTheSame) {
   ASSERT_NE(default_bundle(), nullptr);
   GrammarSpec object;
   object.kind = GrammarSpec::Kind::JsonObject;
@@ -109,13 +119,13 @@ TEST(EngineSpeculation, ConstrainedOutputsAreTheSame) {
     }
     reqs.push_back(r);
   }
-  expect_drafts_change_nothing(reqs);
+  expect_drafts_change_nothing(reqs, GetParam());
 }
 
 // Several accepted tokens arrive in one output: a stop string completed by one
 // of them ends the text there and drops the tokens after it, as plain decoding
 // (one token per step) does.
-TEST(EngineSpeculation, StopStringsSeeExactlyTheTokensPlainDecodingSees) {
+TEST_P(EngineSpeculation, StopStringsSeeExactlyTheTokensPlainDecodingSees) {
   ASSERT_NE(default_bundle(), nullptr);
   const EngineRequest base = rewrite_request("Rewrite the following text exactly, but in all lowercase letters:", 64);
   const SampleResult full = run_batch(EngineConfig{}, {base}).front().samples.at(0);
@@ -126,7 +136,23 @@ TEST(EngineSpeculation, StopStringsSeeExactlyTheTokensPlainDecodingSees) {
     r.stop = {full.text.substr(at, 4)};
     reqs.push_back(r);
   }
-  expect_drafts_change_nothing(reqs, 8);
+  expect_drafts_change_nothing(reqs, GetParam(), 8);
+}
+
+INSTANTIATE_TEST_SUITE_P(Proposers, EngineSpeculation, ::testing::Values("ngram", "draft_model"),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+TEST(EngineDraftModel, AnotherVocabularyIsRefusedClearly) {
+  ASSERT_NE(default_bundle(), nullptr);
+  EngineConfig cfg = drafting("draft_model");
+  cfg.speculative.model = DB_SOURCE_DIR "/tests/data/tokenizer/deepseek-r1-distill-qwen/vocab.gguf";
+  try {
+    run_batch(cfg, {greedy_request({1, 2, 3}, 4)});
+    ADD_FAILURE() << "a draft model of another vocabulary was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("must share the target's vocabulary"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("vocab.gguf"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 #include <memory>
 
 #include "engine/engine_core.h"
+#include "model/gguf_convert.h"
+#include "scratch_dir.h"
 
 namespace db::test {
 
@@ -15,6 +17,18 @@ ModelBundle* default_bundle() {
   }();
   EXPECT_NE(bundle, nullptr) << kDefaultModelPath << " is missing; run scripts/setup.sh to download the default model";
   return bundle.get();
+}
+
+const std::string& default_model_as(DType type) {
+  static std::mutex mu;
+  static ScratchDir dir("converted_models");  // this process's own: tests run side by side
+  static std::map<DType, std::string> paths;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = paths.find(type);
+  if (it != paths.end()) return it->second;
+  const std::string path = dir.file("default-model-" + dtype_name(type) + ".gguf");
+  convert_gguf(kDefaultModelPath, path, type);
+  return paths.emplace(type, path).first->second;
 }
 
 OutputCallback Collector::callback() {
@@ -73,7 +87,10 @@ std::vector<RequestResult> run_alone(ModelBundle& bundle, const EngineConfig& cf
 }
 
 int64_t kv_bytes_for_blocks(ModelBundle& bundle, const EngineConfig& cfg, int64_t blocks) {
-  return blocks * static_cast<int64_t>(engine_kv_cache_spec(bundle.model(), cfg).bytes_per_block());
+  size_t per_block = engine_kv_cache_spec(bundle.model(), cfg).bytes_per_block();
+  if (cfg.speculative.method == "draft_model")  // the budget holds the draft's blocks too
+    per_block += engine_kv_cache_spec(*load_model(cfg.speculative.model), cfg).bytes_per_block();
+  return blocks * static_cast<int64_t>(per_block);
 }
 
 std::vector<RequestResult> run_batch(const EngineConfig& cfg, const std::vector<EngineRequest>& reqs,

@@ -17,6 +17,11 @@ namespace db::test {
 // The default model, opened once; nullptr (and a test failure) when it is missing.
 ModelBundle* default_bundle();
 
+// The default model file with its weight matrices converted to `type`
+// (model/gguf_convert.h), written once per process into a scratch directory of
+// its own: a second model of the same vocabulary (a draft, or a target).
+const std::string& default_model_as(DType type);
+
 // Everything one sample produced.
 struct SampleResult {
   std::vector<int32_t> tokens;
@@ -57,7 +62,8 @@ std::vector<RequestResult> run_batch(ModelBundle& bundle, const EngineConfig& cf
 // Runs each request in an engine of its own on `bundle` (nothing else in flight).
 std::vector<RequestResult> run_alone(ModelBundle& bundle, const EngineConfig& cfg,
                                      const std::vector<EngineRequest>& reqs);
-// Bytes of `blocks` KV blocks of `bundle`'s model for the config's block size and dtype.
+// Bytes of `blocks` KV blocks of `bundle`'s model for the config's block size and
+// dtype (and as many of the draft model's, when cfg speculates with one).
 int64_t kv_bytes_for_blocks(ModelBundle& bundle, const EngineConfig& cfg, int64_t blocks);
 
 // The same on the default model.

@@ -5,10 +5,16 @@
 namespace db {
 namespace {
 
+// A bucket's first step is a warm-up; the second is its first measurement.
+void measure(StepCostModel& m, int32_t tokens, double seconds) {
+  m.observe(tokens, seconds);
+  m.observe(tokens, seconds);
+}
+
 // A step of n tokens costs fixed + per_token * n seconds.
 StepCostModel linear_cost(double fixed, double per_token) {
   StepCostModel m;
-  for (int32_t n : {1, 2, 4, 8, 16, 64, 128, 256, 512, 1024}) m.observe(n, fixed + per_token * n);
+  for (int32_t n : {1, 2, 4, 8, 16, 64, 128, 256, 512, 1024}) measure(m, n, fixed + per_token * n);
   return m;
 }
 
@@ -21,7 +27,7 @@ TEST(DraftGovernor, NothingBeforeAPlainStepOfThisSizeWasMeasured) {
 TEST(DraftGovernor, EveryDraftWhileTheStepWithThemIsUnmeasured) {
   DraftGovernor g(5);
   StepCostModel m;
-  m.observe(2, 0.01);
+  measure(m, 2, 0.01);
   const RequestId ids[] = {1, 2};
   EXPECT_EQ(g.allot(ids, 2, m, 1.0), (std::vector<int32_t>{5, 5}));
 }
@@ -76,6 +82,24 @@ TEST(DraftGovernor, ANewSequenceStartsFromTheOverallRate) {
   EXPECT_GT(g.acceptance(99), 0.9);
   g.forget(1);
   EXPECT_GT(g.acceptance(1), 0.9);
+}
+
+// What the proposer costs per draft token counts against its drafts: free
+// drafts pay at 2/3 acceptance, drafts that each cost a whole step do not, and
+// ones that cost a fifth of a step are fewer unless acceptance is high.
+TEST(DraftGovernor, AProposersOwnCostCountsAgainstItsDrafts) {
+  const RequestId one[] = {1};
+  const StepCostModel cost = linear_cost(0.010, 0.0001);
+  DraftGovernor g(5);
+  for (int r = 0; r < 10; ++r) g.record(1, 4, 2);
+  EXPECT_EQ(g.allot(one, 1, cost, 1.0, 0.0), (std::vector<int32_t>{5}));
+  EXPECT_EQ(g.allot(one, 1, cost, 1.0, 0.010), (std::vector<int32_t>{0}));
+  const int32_t k = g.allot(one, 1, cost, 1.0, 0.002)[0];
+  EXPECT_GT(k, 0);
+  EXPECT_LT(k, 5);
+  DraftGovernor sure(5);
+  for (int r = 0; r < 10; ++r) sure.record(1, 5, 5);
+  EXPECT_EQ(sure.allot(one, 1, cost, 1.0, 0.002), (std::vector<int32_t>{5}));
 }
 
 }  // namespace

@@ -64,7 +64,7 @@ class VerifyDistribution : public ::testing::TestWithParam<int32_t> {};  // the 
 
 TEST_P(VerifyDistribution, EmittedTokensFollowTheTargetDistribution) {
   const SamplingParams params = sampling(1.0f);
-  const std::vector<int32_t> drafts = {GetParam(), 1};
+  const std::vector<int32_t> drafts = {GetParam()};  // two rows of logits: one draft
   Sampler sampler;
   std::vector<int32_t> scratch;
   const auto verify = [&](const SamplerState& state) {
