@@ -22,6 +22,8 @@ int main(int argc, char** argv) {
   } catch (const db::Error& e) {
     std::fprintf(stderr, "deepbatch: error: %s\n", e.what());
     return 1;
+  } catch (const CLI::Error& e) {  // an option checked once the options are read together
+    return app.exit(e);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "deepbatch: unexpected error: %s\n", e.what());
     return 2;

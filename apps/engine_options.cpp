@@ -76,8 +76,9 @@ void add_engine_options(CLI::App& app, EngineOptions& o, bool with_max_num_seqs)
   app.add_option("--speculative", o.speculative,
                  "Speculative decoding: 'ngram' drafts a decode's next tokens from earlier text of its own prompt "
                  "and output (prompt lookup) and verifies them in the same step; outputs are unchanged, drafts "
-                 "are used only while they pay; 'draft_model' drafts with --speculative-model (off = none)")
-      ->check(CLI::IsMember({"off", "ngram", "draft_model"}))
+                 "are used only while they pay; 'draft_model' drafts with --speculative-model; 'mtp' with the "
+                 "model's own multi-token-prediction layer (DeepSeek-V3 files with nextn tensors) (off = none)")
+      ->check(CLI::IsMember({"off", "ngram", "draft_model", "mtp"}))
       ->capture_default_str();
   app.add_option("--speculative-model", o.speculative_model,
                  "Speculative decoding with a draft model: a smaller GGUF file (or checkpoint directory) with the "
@@ -143,8 +144,9 @@ EngineConfig make_engine_config(const ModelOptions& model, const EngineOptions& 
   c.sla_window_s = engine.sla_window;
   if (engine.speculative != "off") c.speculative.method = engine.speculative;
   if (!engine.speculative_model.empty()) {
-    if (engine.speculative == "ngram")
-      throw CLI::ValidationError("--speculative-model", "drafts with a model; it does not combine with --speculative ngram");
+    if (engine.speculative == "ngram" || engine.speculative == "mtp")
+      throw CLI::ValidationError("--speculative-model", "drafts with a model; it does not combine with --speculative " +
+                                                            engine.speculative);
     c.speculative.method = "draft_model";
     c.speculative.model = engine.speculative_model;
   } else if (engine.speculative == "draft_model") {

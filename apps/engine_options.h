@@ -28,7 +28,7 @@ struct EngineOptions {
   int64_t memory_limit = 0;                                            // bytes; 0 = the cgroup's
   double sla_tpot_p99 = 0, sla_ttft_p99 = 0;                           // seconds; 0 = no target
   double sla_window = EngineConfig{}.sla_window_s;                     // seconds
-  std::string speculative = "off";                                     // off | ngram | draft_model
+  std::string speculative = "off";                                     // off | ngram | draft_model | mtp
   std::string speculative_model;                                       // the draft model (implies draft_model)
   int num_speculative_tokens = SpeculativeConfig{}.num_tokens;         // K
   int ngram_min = SpeculativeConfig{}.ngram_min, ngram_max = SpeculativeConfig{}.ngram_max;

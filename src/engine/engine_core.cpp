@@ -10,6 +10,7 @@
 #include "memory/memory_info.h"
 #include "sched/budget_split.h"
 #include "spec/draft_model_proposer.h"
+#include "spec/mtp_proposer.h"
 #include "util/error.h"
 
 namespace db {
@@ -84,9 +85,15 @@ EngineCore::EngineCore(Model& model, const Tokenizer& tokenizer, const EngineCon
   std::unique_ptr<DraftModel> draft;
   if (cfg.speculative.method == "draft_model")
     draft = DraftModel::open(cfg.speculative.model, tokenizer, mc.vocab, &pool_);
-  const std::optional<KVCacheSpec> draft_kv =
-      draft ? std::optional<KVCacheSpec>(KVCacheSpec{draft->model().kv_cache_shape(), cfg.block_size, cfg.kv_dtype})
-            : std::nullopt;
+  MtpModule* mtp = nullptr;
+  if (cfg.speculative.method == "mtp") {
+    mtp = model.mtp(&pool_);
+    if (!mtp) throw Error("speculative method 'mtp': the model has no multi-token-prediction layer (nextn tensors)");
+  }
+  // The proposer's own KV cache, beside the target's: a draft model's, or the MTP module's one layer.
+  std::optional<KVCacheSpec> draft_kv;
+  if (draft) draft_kv = KVCacheSpec{draft->model().kv_cache_shape(), cfg.block_size, cfg.kv_dtype};
+  if (mtp) draft_kv = KVCacheSpec{mtp->kv_cache_shape(), cfg.block_size, cfg.kv_dtype};
   SchedulerConfig sc;
   sc.max_num_seqs = cfg.max_num_seqs;
   sc.max_num_batched_tokens = cfg.max_num_batched_tokens;
@@ -113,7 +120,7 @@ EngineCore::EngineCore(Model& model, const Tokenizer& tokenizer, const EngineCon
 
   kv_ = std::make_unique<KVStore>(model.kv_cache_shape(), sc.num_blocks, cfg.block_size, cfg.kv_dtype);
   kv_summary_ = describe_kv_pool(engine_kv_cache_spec(model, cfg), sc.num_blocks);
-  if (draft_kv) kv_summary_ += "; draft model " + describe_kv_pool(*draft_kv, sc.num_blocks);
+  if (draft_kv) kv_summary_ += (mtp ? "; MTP module " : "; draft model ") + describe_kv_pool(*draft_kv, sc.num_blocks);
   sched_ = std::make_unique<Scheduler>(std::move(sc));
   runner_ = std::make_unique<ModelRunner>(model, *kv_, pool_);
   kv_bytes_per_token_ = static_cast<double>(kv_->nbytes()) / (static_cast<double>(kv_->num_blocks()) * cfg.block_size);
@@ -127,10 +134,14 @@ EngineCore::EngineCore(Model& model, const Tokenizer& tokenizer, const EngineCon
     sla_.emplace(sla, cfg.long_prefill_threshold, cfg.block_size);
     sched_->set_step_limits(sla_->step_limits());
   }
-  if (cfg.speculative.enabled())
-    spec_.emplace(cfg.speculative, draft ? std::make_unique<DraftModelProposer>(std::move(draft), pool_, num_blocks,
-                                                                                cfg.block_size, cfg.kv_dtype)
-                                         : nullptr);
+  if (cfg.speculative.enabled()) {
+    std::unique_ptr<DraftProposer> proposer;
+    if (draft)
+      proposer = std::make_unique<DraftModelProposer>(std::move(draft), pool_, num_blocks, cfg.block_size, cfg.kv_dtype);
+    else if (mtp)
+      proposer = std::make_unique<MtpProposer>(model, pool_, num_blocks, cfg.block_size, cfg.kv_dtype);
+    spec_.emplace(cfg.speculative, std::move(proposer));
+  }
 }
 
 bool EngineCore::finish_group(RequestId group, RequestStatus status) {
@@ -192,7 +203,7 @@ StepRecord EngineCore::step(std::vector<OutputEvent>& events) {
     DB_CHECK(sched_->num_running() > 0 || sched_->num_waiting() == 0 || !so.preempted_ids.empty(),
              "no waiting request can be admitted into an empty engine");
     runner_->execute(so);  // lets the runner forget finished sequences
-    if (spec_) spec_->observe(so, {}, 0, 0, 0);  // ... and the proposer
+    if (spec_) spec_->observe(so, {}, *sched_, 0, 0, 0);  // ... and the proposer
     return {};
   }
   const StepComposition comp = describe_step(so, *sched_, sla_.has_value());
@@ -235,7 +246,7 @@ StepRecord EngineCore::step(std::vector<OutputEvent>& events) {
   rec.prompt_tokens = comp.prompt_tokens;
   rec.bytes_read = weights_.per_step(rec.tokens) + kv_bytes_per_token_ * static_cast<double>(comp.context_tokens);
   if (spec_)  // the step's cost without the proposer's, which the governor counts apart
-    spec_->observe(so, ro, rec.tokens, rec.prompt_tokens, std::chrono::duration<double>(done_at - proposed).count());
+    spec_->observe(so, ro, *sched_, rec.tokens, rec.prompt_tokens, std::chrono::duration<double>(done_at - proposed).count());
   if (sla_) {
     const double done = engine_seconds(done_at);
     sla_->observe(so, comp, outs, done, rec.seconds, static_cast<int32_t>(sched_->num_waiting()));

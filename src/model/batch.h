@@ -33,4 +33,17 @@ struct AttentionMetadata {
   std::vector<int64_t> slot_mapping;               // per token: where its K/V are written
 };
 
+// Empties a step's batch and metadata for reuse (keeping their capacity): no
+// tokens, no sequences, KV blocks of block_size tokens.
+inline void clear_step(Batch& batch, AttentionMetadata& attn, int32_t block_size) {
+  batch.token_ids.clear();
+  batch.positions.clear();
+  batch.query_start.assign(1, 0);
+  batch.logits_indices.clear();
+  attn.block_size = block_size;
+  attn.context_lens.clear();
+  attn.block_tables.clear();
+  attn.slot_mapping.clear();
+}
+
 }  // namespace db

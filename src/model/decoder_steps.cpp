@@ -87,12 +87,17 @@ void start_step(const Batch& batch, const TensorView& token_embd, const std::vec
     for (int64_t t = begin; t < end; ++t)
       kernels::dequantize_row(token_embd, batch.token_ids[static_cast<size_t>(t)], s.x.data() + t * hidden);
   });
-  pool.parallel_for(n, [&](int64_t begin, int64_t end) {
+  rope_tables(batch, inv_freq, rope_pairs, mscale, s, pool);
+  norm_rows(s.x.data(), first_norm, n, hidden, eps, s.xn.data(), pool);
+}
+
+void rope_tables(const Batch& batch, const std::vector<float>& inv_freq, int rope_pairs, float mscale,
+                 DecoderScratch& s, ThreadPool& pool) {
+  pool.parallel_for(batch.num_tokens(), [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t)
       kernels::rope_angles(batch.positions[static_cast<size_t>(t)], inv_freq.data(), rope_pairs, mscale,
                            s.rope_cos.data() + t * rope_pairs, s.rope_sin.data() + t * rope_pairs);
   });
-  norm_rows(s.x.data(), first_norm, n, hidden, eps, s.xn.data(), pool);
 }
 
 void project_logits(const Batch& batch, const DecoderGlobalWeights& w, int64_t hidden, int64_t vocab, float eps,

@@ -67,6 +67,10 @@ void start_step(const Batch& batch, const TensorView& token_embd, const std::vec
                 float mscale, const std::vector<float>& first_norm, int64_t hidden, float eps, DecoderScratch& s,
                 ThreadPool& pool);
 
+// s.rope_cos / s.rope_sin = the RoPE factors of the batch's positions (start_step's second part).
+void rope_tables(const Batch& batch, const std::vector<float>& inv_freq, int rope_pairs, float mscale,
+                 DecoderScratch& s, ThreadPool& pool);
+
 // logits [n_logits][vocab] = output (RMSNorm(s.x row) * output_norm) for the
 // rows batch.logits_indices names, in that order.
 void project_logits(const Batch& batch, const DecoderGlobalWeights& w, int64_t hidden, int64_t vocab, float eps,

@@ -41,6 +41,13 @@ TensorNameMap deepseek_names() {
       {"ffn_gate_shexp.weight", "mlp.shared_experts.gate_proj.weight"},
       {"ffn_up_shexp.weight", "mlp.shared_experts.up_proj.weight"},
       {"ffn_down_shexp.weight", "mlp.shared_experts.down_proj.weight"},
+      // DeepSeek-V3's multi-token-prediction layer (model/mtp_module.h), past the last block.
+      {"nextn.eh_proj.weight", "eh_proj.weight"},
+      {"nextn.enorm.weight", "enorm.weight"},
+      {"nextn.hnorm.weight", "hnorm.weight"},
+      {"nextn.embed_tokens.weight", "embed_tokens.weight"},
+      {"nextn.shared_head_norm.weight", "shared_head.norm.weight"},
+      {"nextn.shared_head_head.weight", "shared_head.head.weight"},
   };
   return m;
 }

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "kernels/cpu/attention_kv_write.h"
+#include "kernels/dequantize.h"
 #include "kernels/cpu/rms_norm.h"
 #include "kernels/cpu/rope.h"
 #include "kernels/matmul.h"
@@ -117,9 +118,8 @@ void DeepseekDecoder::expand_values(const MlaLayerWeights& w, int64_t n, ThreadP
                     heads * a.v_head_dim, pool);
 }
 
-void DeepseekDecoder::attention_block(int layer, const Batch& batch, const AttentionMetadata& attn, KVStore& kv,
-                                      ThreadPool& pool) {
-  const MlaLayerWeights& w = weights_.layers[static_cast<size_t>(layer)];
+void DeepseekDecoder::attention_block(const MlaLayerWeights& w, int layer, const Batch& batch,
+                                      const AttentionMetadata& attn, KVStore& kv, ThreadPool& pool) {
   const MlaConfig& a = config_.mla;
   const int64_t n = batch.num_tokens(), row = a.kv_lora_rank + a.qk_rope_dim;
   project_qkv(w, n, pool);
@@ -144,17 +144,15 @@ void DeepseekDecoder::attention_block(int layer, const Batch& batch, const Atten
   add_rows_then_norm(s_.x.data(), s_.xn.data(), w.ffn_norm, n, config_.hidden, config_.rms_eps, pool);
 }
 
-void DeepseekDecoder::feed_forward_block(int layer, int64_t n, ThreadPool& pool) {
-  const MlaLayerWeights& w = weights_.layers[static_cast<size_t>(layer)];
-  if (config_.moe.is_moe_layer(layer)) {
+void DeepseekDecoder::feed_forward_block(const MlaLayerWeights& w, int layer, bool moe,
+                                         const std::vector<float>* next_norm, int64_t n, ThreadPool& pool) {
+  if (moe) {
     moe_->forward(w.moe, s_.xn.data(), n, s_.xn.data(), pool);
-    router_stats_.record(layer, moe_->tokens_per_expert());
+    if (layer < config_.n_layers) router_stats_.record(layer, moe_->tokens_per_expert());
   } else {
     dense_feed_forward(w.ffn_gate, w.ffn_up, w.ffn_down, n, s_, pool);
   }
-  const bool last = layer + 1 == config_.n_layers;
-  add_block_output(s_, last ? nullptr : &weights_.layers[static_cast<size_t>(layer) + 1].attn_norm, n, config_.hidden,
-                   config_.rms_eps, pool);
+  add_block_output(s_, next_norm, n, config_.hidden, config_.rms_eps, pool);
 }
 
 void DeepseekDecoder::forward(const Batch& batch, const AttentionMetadata& attn, KVStore& kv, ThreadPool& pool,
@@ -165,10 +163,80 @@ void DeepseekDecoder::forward(const Batch& batch, const AttentionMetadata& attn,
   start_step(batch, weights_.token_embd, inv_freq_, config_.mla.qk_rope_dim / 2, rope_mscale_,
              weights_.layers.front().attn_norm, config_.hidden, config_.rms_eps, s_, pool);
   for (int layer = 0; layer < config_.n_layers; ++layer) {
-    attention_block(layer, batch, attn, kv, pool);
-    feed_forward_block(layer, n, pool);
+    const MlaLayerWeights& w = weights_.layers[static_cast<size_t>(layer)];
+    attention_block(w, layer, batch, attn, kv, pool);
+    const bool last = layer + 1 == config_.n_layers;
+    feed_forward_block(w, layer, config_.moe.is_moe_layer(layer),
+                       last ? nullptr : &weights_.layers[static_cast<size_t>(layer) + 1].attn_norm, n, pool);
+  }
+  if (mtp_) {  // the MTP drafter reads every token's final hidden state
+    last_hidden_.resize(static_cast<size_t>(n * config_.hidden));
+    norm_rows(s_.x.data(), weights_.output_norm, n, config_.hidden, config_.rms_eps, last_hidden_.data(), pool);
   }
   project_logits(batch, weights_, config_.hidden, config_.vocab, config_.rms_eps, s_, logits, pool);
 }
+
+class DeepseekDecoder::Mtp final : public MtpModule {
+ public:
+  explicit Mtp(DeepseekDecoder& d) : d_(d) {}
+
+  KVCacheShape kv_cache_shape() const override {
+    const MlaConfig& a = d_.config_.mla;
+    return KVCacheShape::latent(1, a.kv_lora_rank, a.qk_rope_dim);
+  }
+  int64_t hidden_size() const override { return d_.config_.hidden; }
+
+  void forward(const Batch& batch, const AttentionMetadata& attn, KVStore& kv, const float* hidden_in,
+               ThreadPool& pool, std::vector<float>& hidden_out) override {
+    const ModelConfig& c = d_.config_;
+    const MtpWeights& m = *d_.weights_.mtp;
+    const int64_t n = check_step(batch, attn, kv, kv_cache_shape(), c.vocab, unused_logits_), h = c.hidden;
+    hidden_out.resize(static_cast<size_t>(n * h));
+    if (n == 0) return;
+    DecoderScratch& s = d_.s_;
+    d_.reserve(n, 0);
+    grow(cat_, n * 2 * h);
+    pool.parallel_for(n, [&](int64_t begin, int64_t end) {
+      for (int64_t t = begin; t < end; ++t) {
+        float* row = cat_.data() + t * 2 * h;
+        kernels::dequantize_row(m.embed, batch.token_ids[static_cast<size_t>(t)], row);
+        kernels::rms_norm(row, m.enorm.data(), h, c.rms_eps, row);
+        kernels::rms_norm(hidden_in + t * h, m.hnorm.data(), h, c.rms_eps, row + h);
+      }
+    });
+    kernels::matmul(m.eh_proj, cat_.data(), n, s.x.data(), pool);
+    rope_tables(batch, d_.inv_freq_, c.mla.qk_rope_dim / 2, d_.rope_mscale_, s, pool);
+    norm_rows(s.x.data(), m.block.attn_norm, n, h, c.rms_eps, s.xn.data(), pool);
+    d_.attention_block(m.block, 0, batch, attn, kv, pool);
+    d_.feed_forward_block(m.block, c.n_layers, c.moe.is_moe_layer(c.n_layers - 1), nullptr, n, pool);
+    std::memcpy(hidden_out.data(), s.x.data(), static_cast<size_t>(n * h) * sizeof(float));
+  }
+
+  void project(const float* hidden, int64_t n, ThreadPool& pool, std::vector<float>& logits) override {
+    const ModelConfig& c = d_.config_;
+    const MtpWeights& m = *d_.weights_.mtp;
+    logits.resize(static_cast<size_t>(n * c.vocab));
+    if (n == 0) return;
+    grow(normed_, n * c.hidden);
+    norm_rows(hidden, m.head_norm, n, c.hidden, c.rms_eps, normed_.data(), pool);
+    kernels::matmul(m.head, normed_.data(), n, logits.data(), pool);
+  }
+
+ private:
+  DeepseekDecoder& d_;
+  std::vector<float> cat_;     // [n][2 * hidden] eh_proj's input
+  std::vector<float> normed_;  // [n][hidden] the head's input
+  std::vector<float> unused_logits_;
+};
+
+MtpModule* DeepseekDecoder::mtp(ThreadPool* load_pool) {
+  if (mtp_) return mtp_.get();
+  if (!has_mtp_layer(*src_, config_)) return nullptr;
+  load_mtp_weights(*src_, config_, weights_, load_pool);
+  mtp_ = std::make_unique<Mtp>(*this);
+  return mtp_.get();
+}
+
+DeepseekDecoder::~DeepseekDecoder() = default;
 
 }  // namespace db

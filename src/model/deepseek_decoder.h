@@ -23,6 +23,7 @@
 // attention is still under 2% of the MACs (bench/deepseek/README.md).
 #pragma once
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "kernels/matmul.h"
@@ -40,6 +41,7 @@ std::unique_ptr<Model> make_deepseek_decoder(std::unique_ptr<ModelSource> src, T
 class DeepseekDecoder : public Model {
  public:
   DeepseekDecoder(std::unique_ptr<ModelSource> src, ModelConfig config, ThreadPool* load_pool = nullptr);
+  ~DeepseekDecoder() override;
 
   const ModelConfig& config() const override { return config_; }
   // Latent: one row of kv_lora_rank + qk_rope_dim per token and layer; V = its first kv_lora_rank.
@@ -48,6 +50,8 @@ class DeepseekDecoder : public Model {
                std::vector<float>& logits) override;
   // Counted after each MoE layer's forward; nullptr for a dense model.
   const RouterStats* router_stats() const override { return moe_ ? &router_stats_ : nullptr; }
+  MtpModule* mtp(ThreadPool* load_pool = nullptr) override;
+  std::span<const float> last_hidden_states() const override { return last_hidden_; }
 
  private:
   // Activations of one step besides DecoderScratch's (grown, never shrunk).
@@ -62,10 +66,15 @@ class DeepseekDecoder : public Model {
     std::vector<kernels::MatmulTask> head_tasks;  // [n_heads] one product per head
   };
 
+  // The MTP module over this decoder's weights and scratch.
+  class Mtp;
+
   void reserve(int64_t n, int64_t n_logits);
   // Blocks read their normed input from s_.xn, add their output to s_.x and leave
-  // the next block's normed input in s_.xn.
-  void attention_block(int layer, const Batch& batch, const AttentionMetadata& attn, KVStore& kv, ThreadPool& pool);
+  // the next block's normed input in s_.xn. Attention reads and writes layer
+  // kv_layer of kv.
+  void attention_block(const MlaLayerWeights& w, int kv_layer, const Batch& batch, const AttentionMetadata& attn,
+                       KVStore& kv, ThreadPool& pool);
   // s_.q and s_.kv_a from s_.xn; kv_a normed and roped into the cache row, q's rope part roped.
   void project_qkv(const MlaLayerWeights& w, int64_t n, ThreadPool& pool);
   // s_.q_abs from s_.q: per head W_UK_h^T q_nope_h, then q_pe_h.
@@ -77,7 +86,10 @@ class DeepseekDecoder : public Model {
   // stacked, then all heads' products in one parallel region.
   void per_head_products(const std::vector<TensorView>& mats, const float* in, int64_t ld_in, int64_t width,
                          int64_t n, float* out, int64_t ld_out, ThreadPool& pool);
-  void feed_forward_block(int layer, int64_t n, ThreadPool& pool);
+  // `moe`: DeepSeekMoE, counted as router layer `layer` when it is one of the
+  // model's blocks; else dense. next_norm: the next block's input norm (null: none).
+  void feed_forward_block(const MlaLayerWeights& w, int layer, bool moe, const std::vector<float>* next_norm,
+                          int64_t n, ThreadPool& pool);
 
   std::unique_ptr<ModelSource> src_;
   ModelConfig config_;
@@ -88,6 +100,8 @@ class DeepseekDecoder : public Model {
   // Shaped from config_, which is declared (so initialized) before it.
   RouterStats router_stats_{config_.n_layers, config_.moe.leading_dense_layers, config_.moe.n_experts};
   Scratch s_;
+  std::unique_ptr<Mtp> mtp_;        // null until mtp() loads it
+  std::vector<float> last_hidden_;  // [n][hidden] while the MTP module is loaded
 };
 
 }  // namespace db

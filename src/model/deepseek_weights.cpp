@@ -154,12 +154,13 @@ MoeLayerWeights load_moe(const ModelSource& src, const ModelConfig& c, int layer
   return w;
 }
 
-MlaLayerWeights load_layer(const ModelSource& src, const ModelConfig& c, int layer, DeepseekWeights& all,
+// `moe`: the block's feed-forward is DeepSeekMoE, else dense.
+MlaLayerWeights load_layer(const ModelSource& src, const ModelConfig& c, int layer, bool moe, DeepseekWeights& all,
                            const MatrixPreparer& prepare) {
   const std::string p = "blk." + std::to_string(layer) + ".";
   MlaLayerWeights w;
   load_attention(src, c, p, w, all, prepare);
-  if (c.moe.is_moe_layer(layer)) {
+  if (moe) {
     w.moe = load_moe(src, c, layer, prepare);
   } else {
     const ExpertWeights d = load_ffn(src, p, "", c.ffn_hidden, c.hidden, prepare);
@@ -230,9 +231,39 @@ DeepseekWeights load_deepseek_weights(const ModelSource& src, const ModelConfig&
   const MatrixPreparer prepare{src, w.packed, pool};
   load_token_embedding(src, c, w);
   w.layers.reserve(static_cast<size_t>(c.n_layers));
-  for (int l = 0; l < c.n_layers; ++l) w.layers.push_back(load_layer(src, c, l, w, prepare));
+  for (int l = 0; l < c.n_layers; ++l) w.layers.push_back(load_layer(src, c, l, c.moe.is_moe_layer(l), w, prepare));
   load_output_head(src, c, prepare, w);
   return w;
+}
+
+namespace {
+
+std::string mtp_prefix(const ModelConfig& c) { return "blk." + std::to_string(c.n_layers) + ".nextn."; }
+
+}  // namespace
+
+bool has_mtp_layer(const ModelSource& src, const ModelConfig& c) {
+  return src.find(mtp_prefix(c) + "eh_proj.weight").has_value();
+}
+
+void load_mtp_weights(const ModelSource& src, const ModelConfig& c, DeepseekWeights& w, ThreadPool* pool) {
+  if (!has_mtp_layer(src, c))
+    throw Error(src.path() + ": no multi-token-prediction layer (tensor '" + mtp_prefix(c) + "eh_proj.weight')");
+  const MatrixPreparer prepare{src, w.packed, pool};
+  const std::string p = mtp_prefix(c);
+  const int64_t hidden = c.hidden;
+  MtpWeights m;
+  m.block = load_layer(src, c, c.n_layers, c.moe.is_moe_layer(c.n_layers - 1), w, prepare);
+  m.enorm = load_f32(src, p + "enorm.weight", hidden);
+  m.hnorm = load_f32(src, p + "hnorm.weight", hidden);
+  m.eh_proj = prepare(expect_tensor(src, p + "eh_proj.weight", {hidden, 2 * hidden}));
+  m.embed = src.find(p + "embed_tokens.weight") ? expect_tensor(src, p + "embed_tokens.weight", {c.vocab, hidden})
+                                                 : w.token_embd;
+  m.head_norm = load_f32(src, p + "shared_head_norm.weight", hidden);
+  m.head = src.find(p + "shared_head_head.weight")
+               ? prepare(expect_tensor(src, p + "shared_head_head.weight", {c.vocab, hidden}))
+               : w.output;
+  w.mtp = std::move(m);
 }
 
 }  // namespace db

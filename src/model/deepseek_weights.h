@@ -7,6 +7,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,9 +43,22 @@ struct MlaLayerWeights {
   MoeLayerWeights moe;
 };
 
+// DeepSeek-V3's multi-token-prediction (MTP) layer, stored after the last block
+// (blk.N, N = block_count; model.layers.N in a checkpoint): a whole block plus
+// the nextn.* tensors that feed it and read it out (model/mtp_module.h).
+struct MtpWeights {
+  MlaLayerWeights block;
+  std::vector<float> enorm, hnorm;  // [hidden] norms of the token embedding and of the hidden state
+  TensorView eh_proj;               // {hidden, 2 * hidden} over [enorm(embedding) | hnorm(hidden state)]
+  TensorView embed;                 // {vocab, hidden}: nextn.embed_tokens, else the model's token_embd
+  std::vector<float> head_norm;     // [hidden] nextn.shared_head_norm
+  TensorView head;                  // {vocab, hidden}: nextn.shared_head_head, else the model's output
+};
+
 // token_embd, output_norm, output and the packed store (model/weight_loading.h), then the layers.
 struct DeepseekWeights : DecoderGlobalWeights {
   std::vector<MlaLayerWeights> layers;
+  std::optional<MtpWeights> mtp;  // loaded on demand (load_mtp_weights)
   std::vector<std::unique_ptr<uint8_t[]>> built;  // owns the matrices built at load (W_UK^T from attn_kv_b)
 };
 
@@ -64,5 +78,12 @@ TensorView expert_matrix(const ModelSource& src, int layer, ExpertProj proj, int
 // multi-token-prediction layers of V3: blk.N.nextn.* and layers past block_count)
 // are skipped with one note on stderr.
 DeepseekWeights load_deepseek_weights(const ModelSource& src, const ModelConfig& c, ThreadPool* pool = nullptr);
+
+// True when the file holds a multi-token-prediction layer (its nextn eh_proj).
+bool has_mtp_layer(const ModelSource& src, const ModelConfig& c);
+// Loads the multi-token-prediction layer into w.mtp (checked like the layers;
+// its block is a MoE block when the model's last one is). Throws db::Error
+// naming the file when it has none or a tensor is missing or misshapen.
+void load_mtp_weights(const ModelSource& src, const ModelConfig& c, DeepseekWeights& w, ThreadPool* pool = nullptr);
 
 }  // namespace db

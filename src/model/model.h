@@ -4,12 +4,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "model/batch.h"
 #include "model/config.h"
 #include "model/kv_store.h"
+#include "model/mtp_module.h"
 #include "model/router_stats.h"
 #include "util/thread_pool.h"
 
@@ -40,6 +42,18 @@ class Model {
   // on the thread that calls forward(), between calls: the engine copies it
   // into EngineStats after each step, and other threads read that copy.
   virtual const RouterStats* router_stats() const { return nullptr; }
+
+  // The model's multi-token-prediction module (model/mtp_module.h), loaded on
+  // the first call; nullptr when the file has none. Once it is loaded, forward()
+  // also keeps last_hidden_states().
+  virtual MtpModule* mtp(ThreadPool* load_pool = nullptr) {
+    (void)load_pool;
+    return nullptr;
+  }
+  // [num_tokens][hidden]: every token's final hidden state (after the output
+  // norm) from the last forward(), valid until the next forward() or MTP call;
+  // empty unless the MTP module is loaded.
+  virtual std::span<const float> last_hidden_states() const { return {}; }
 };
 
 // Opens a .gguf file or a Hugging Face checkpoint directory and builds the

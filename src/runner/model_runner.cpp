@@ -23,14 +23,7 @@ ModelRunnerOutput ModelRunner::execute(const SchedulerOutput& step) {
   sync_sequences(step);
   copy_kv_blocks(kv_, step.block_copies);
 
-  batch_.token_ids.clear();
-  batch_.positions.clear();
-  batch_.query_start.assign(1, 0);
-  batch_.logits_indices.clear();
-  attn_.block_size = kv_.block_size();
-  attn_.context_lens.clear();
-  attn_.block_tables.clear();
-  attn_.slot_mapping.clear();
+  clear_step(batch_, attn_, kv_.block_size());
   sampled_.clear();
   prompt_rows_.clear();
   for (const ScheduledRequest& r : step.scheduled_running) add_to_batch(r, seqs_.at(r.id));

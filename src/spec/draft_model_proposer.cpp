@@ -12,63 +12,22 @@ DraftModelProposer::DraftModelProposer(std::unique_ptr<DraftModel> draft, Thread
                                        int32_t block_size, DType kv_dtype)
     : draft_(std::move(draft)),
       pool_(pool),
-      num_blocks_(num_blocks),
-      block_size_(block_size),
-      kv_(draft_->model().kv_cache_shape(), num_blocks, block_size, kv_dtype) {
-  free_.reserve(static_cast<size_t>(num_blocks));
-  for (int32_t b = num_blocks - 1; b >= 0; --b) free_.push_back(b);
-}
+      kv_(draft_->model().kv_cache_shape(), num_blocks, block_size, kv_dtype),
+      tables_(num_blocks, block_size) {}
 
-void DraftModelProposer::release(Seq& s) {
-  free_.insert(free_.end(), s.blocks.begin(), s.blocks.end());
-  s.blocks.clear();
-  s.cached.clear();
-}
-
-void DraftModelProposer::forget(RequestId id) {
-  auto it = seqs_.find(id);
-  if (it == seqs_.end()) return;
-  release(it->second);
-  seqs_.erase(it);
-}
-
-bool DraftModelProposer::reserve(Seq& s, int32_t tokens) {
-  const auto need = static_cast<size_t>((tokens + block_size_ - 1) / block_size_);
-  if (s.blocks.size() >= need) return true;
-  const size_t missing = need - s.blocks.size();
-  while (free_.size() < missing) {
-    Seq* idle = nullptr;  // the idle sequence with blocks that drafted longest ago
-    for (auto& [id, other] : seqs_)
-      if (other.last_used < step_ && !other.blocks.empty() && (!idle || other.last_used < idle->last_used))
-        idle = &other;
-    if (!idle) return false;
-    release(*idle);
-  }
-  for (size_t i = 0; i < missing; ++i) {
-    s.blocks.push_back(free_.back());
-    free_.pop_back();
-  }
-  return true;
-}
+void DraftModelProposer::forget(RequestId id) { tables_.forget(id); }
 
 void DraftModelProposer::forward(std::vector<Active>& active, std::vector<std::vector<int32_t>>& drafts) {
   if (active.empty()) return;
-  batch_.token_ids.clear();
-  batch_.positions.clear();
-  batch_.query_start.assign(1, 0);
-  batch_.logits_indices.clear();
-  attn_.block_size = block_size_;
-  attn_.context_lens.clear();
+  clear_step(batch_, attn_, tables_.block_size());
   attn_.block_tables.resize(active.size());
-  attn_.slot_mapping.clear();
   for (size_t a = 0; a < active.size(); ++a) {
     const Active& x = active[a];
     for (size_t t = 0; t < x.feed.size(); ++t) {
       const int32_t pos = x.first_position + static_cast<int32_t>(t);
       batch_.token_ids.push_back(x.feed[t]);
       batch_.positions.push_back(pos);
-      attn_.slot_mapping.push_back(int64_t{x.seq->blocks[static_cast<size_t>(pos / block_size_)]} * block_size_ +
-                                   pos % block_size_);
+      attn_.slot_mapping.push_back(tables_.slot(*x.seq, pos));
     }
     batch_.query_start.push_back(batch_.num_tokens());
     if (x.samples) batch_.logits_indices.push_back(batch_.num_tokens() - 1);
@@ -95,14 +54,14 @@ void DraftModelProposer::propose(std::span<const DraftQuery> queries, std::vecto
   ++step_;
   drafts.resize(queries.size());
   for (auto& d : drafts) d.clear();
-  for (const DraftQuery& q : queries) seqs_[q.id].last_used = step_;  // not evicted by this step's reserve()
+  for (const DraftQuery& q : queries) tables_[q.id].last_used = step_;  // not evicted by this step's reserve()
   const int32_t max_context = draft_->model().config().max_context;
   const int32_t model_vocab = draft_->model().config().vocab;
   int32_t budget = kCatchUpTokens;
   active_.clear();
   for (size_t i = 0; i < queries.size(); ++i) {
     const DraftQuery& q = queries[i];
-    Seq& s = seqs_[q.id];
+    Seq& s = tables_[q.id];
     const auto len = static_cast<int32_t>(q.tokens.size());
     if (len == 0 || q.max_drafts < 1) continue;
     // Keep the cache's prefix that matches the sequence (rejected drafts fall
@@ -119,7 +78,7 @@ void DraftModelProposer::propose(std::span<const DraftQuery> queries, std::vecto
     const std::span<const int32_t> feed = q.tokens.subspan(static_cast<size_t>(common), static_cast<size_t>(take));
     if (std::any_of(feed.begin(), feed.end(), [&](int32_t t) { return t < 0 || t >= model_vocab; })) continue;
     const bool complete = common + take == len;
-    if (!reserve(s, complete ? len + q.max_drafts - 1 : common + take)) continue;
+    if (!tables_.reserve(s, complete ? len + q.max_drafts - 1 : common + take, step_)) continue;
     budget -= take;
     drafts[i].reserve(static_cast<size_t>(q.max_drafts));
     active_.push_back({i, &s, feed, common, complete});

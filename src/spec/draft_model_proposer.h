@@ -17,12 +17,12 @@
 #pragma once
 #include <cstdint>
 #include <memory>
-#include <unordered_map>
 #include <vector>
 
 #include "model/kv_store.h"
 #include "spec/draft_model.h"
 #include "spec/draft_proposer.h"
+#include "spec/seq_block_tables.h"
 #include "util/thread_pool.h"
 
 namespace db {
@@ -44,13 +44,14 @@ class DraftModelProposer final : public DraftProposer {
   // Measured over draft forwards that feed at most 2 tokens per sequence.
   double seconds_per_draft_token() const override { return seconds_per_token_; }
 
-  int64_t kv_blocks_in_use() const override { return num_blocks_ - static_cast<int64_t>(free_.size()); }
+  int64_t kv_blocks_in_use() const override { return tables_.blocks_in_use(); }
 
  private:
   struct Seq {
     std::vector<int32_t> blocks;  // block table
     std::vector<int32_t> cached;  // the tokens whose K/V the blocks hold, by position
     uint64_t last_used = 0;       // step it last drafted in
+    void reset() { cached.clear(); }
   };
   // One sequence's part in a draft forward.
   struct Active {
@@ -61,19 +62,13 @@ class DraftModelProposer final : public DraftProposer {
     bool samples;                   // its last fed token's logits give a draft
   };
 
-  // Grows `s`'s block table to cover `tokens` positions, dropping other idle
-  // sequences' caches when the store is full. False when it cannot.
-  bool reserve(Seq& s, int32_t tokens);
-  void release(Seq& s);
   // Runs the draft model over `active` and appends each sampling sequence's argmax to its draft.
   void forward(std::vector<Active>& active, std::vector<std::vector<int32_t>>& drafts);
 
   std::unique_ptr<DraftModel> draft_;
   ThreadPool& pool_;
-  int32_t num_blocks_, block_size_;
   KVStore kv_;
-  std::vector<int32_t> free_;  // free block ids
-  std::unordered_map<RequestId, Seq> seqs_;
+  SeqBlockTables<Seq> tables_;
   uint64_t step_ = 0;
   double seconds_per_token_ = 0;  // weighted mean over recent drafting forwards
   // Per-step buffers, reused.

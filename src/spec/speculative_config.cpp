@@ -6,8 +6,8 @@ namespace db {
 
 void SpeculativeConfig::validate() const {
   if (!enabled()) return;
-  if (method != "ngram" && method != "draft_model")
-    throw Error("speculative method: expected 'ngram' or 'draft_model', got '" + method + "'");
+  if (method != "ngram" && method != "draft_model" && method != "mtp")
+    throw Error("speculative method: expected 'ngram', 'draft_model' or 'mtp', got '" + method + "'");
   if ((method == "draft_model") != !model.empty())
     throw Error(method == "draft_model" ? "speculative method 'draft_model' needs a draft model file"
                                         : "a draft model file needs the speculative method 'draft_model'");

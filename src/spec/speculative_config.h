@@ -6,7 +6,9 @@
 namespace db {
 
 struct SpeculativeConfig {
-  std::string method;           // "" (off), "ngram" (prompt lookup) or "draft_model"
+  // "" (off), "ngram" (prompt lookup), "draft_model" or "mtp" (the model's own
+  // multi-token-prediction layer, DeepSeek-V3's nextn tensors)
+  std::string method;
   std::string model;            // draft_model: the draft's GGUF file or checkpoint directory
   int32_t num_tokens = 5;       // draft tokens per sequence and step at most (K)
   int32_t ngram_min = 2;        // prompt lookup: shortest n-gram matched

@@ -44,7 +44,8 @@ void SpeculativeDecoder::propose(Scheduler& sched) {
   }
   if (decodes_.empty()) return;
   const int32_t running = sched.num_running();
-  const std::vector<int32_t> k = adaptive_ ? governor_.allot(decodes_, running, cost_, fill_, proposer_->seconds_per_draft_token())
+  const double draft_cost = proposer_->seconds_per_draft_token();
+  const std::vector<int32_t> k = adaptive_ ? governor_.allot(decodes_, running, cost_, fill_, draft_cost)
                                            : std::vector<int32_t>(decodes_.size(), governor_.max_drafts());
   stats_.cost_ratio = cost_ratio(running);
   int64_t asked = 0;
@@ -76,16 +77,37 @@ void SpeculativeDecoder::propose(Scheduler& sched) {
   fill_ = std::max(0.05, 0.9 * fill_ + 0.1 * static_cast<double>(got) / static_cast<double>(asked));
 }
 
+void SpeculativeDecoder::show_step(const SchedulerOutput& so, const Scheduler& sched) {
+  step_seqs_.clear();
+  int64_t row = 0;
+  for (const auto* list : {&so.scheduled_running, &so.scheduled_new})
+    for (const ScheduledRequest& s : *list) {
+      if (const Request* r = sched.find(s.id); r && !is_finished(r->status))  // ended ones are forgotten
+        step_seqs_.push_back({s.id, s.num_computed_tokens, s.num_scheduled_tokens, row, r->tokens});
+      row += s.num_scheduled_tokens;
+    }
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    proposer_->observe_step(step_seqs_);
+  } catch (const std::exception& e) {  // as in propose(): drafts are optional
+    std::fprintf(stderr, "speculative decoding: the %s proposer failed to follow a step: %s\n",
+                 proposer_->name().c_str(), e.what());
+    for (const TargetStepSequence& s : step_seqs_) proposer_->forget(s.id);
+  }
+  stats_.proposer_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 void SpeculativeDecoder::forget(RequestId id) {
   governor_.forget(id);
   proposer_->forget(id);
   stats_.proposer_kv_blocks = proposer_->kv_blocks_in_use();
 }
 
-void SpeculativeDecoder::observe(const SchedulerOutput& so, const ModelRunnerOutput& ro, int32_t tokens,
-                                 int32_t prompt_tokens, double seconds) {
+void SpeculativeDecoder::observe(const SchedulerOutput& so, const ModelRunnerOutput& ro, const Scheduler& sched,
+                                 int32_t tokens, int32_t prompt_tokens, double seconds) {
   for (const auto* ids : {&so.finished_ids, &so.preempted_ids})
     for (RequestId id : *ids) forget(id);
+  if (proposer_->observes_steps() && tokens > 0) show_step(so, sched);
   if (prompt_tokens == 0) cost_.observe(tokens, seconds);
   std::unordered_map<RequestId, size_t> emitted;
   for (const RequestSamples& rs : ro.requests) emitted[rs.id] = rs.samples.size();

@@ -28,10 +28,10 @@ class SpeculativeDecoder {
 
   // Sets draft tokens on the running decodes that get some this step.
   void propose(Scheduler& sched);
-  // After the step `so` (executed as `ro`) that computed `tokens` tokens, `prompt_tokens`
-  // of them at prompt positions, in `seconds`.
-  void observe(const SchedulerOutput& so, const ModelRunnerOutput& ro, int32_t tokens, int32_t prompt_tokens,
-               double seconds);
+  // After the step `so` (executed as `ro`, and folded into `sched`) that computed
+  // `tokens` tokens, `prompt_tokens` of them at prompt positions, in `seconds`.
+  void observe(const SchedulerOutput& so, const ModelRunnerOutput& ro, const Scheduler& sched, int32_t tokens,
+               int32_t prompt_tokens, double seconds);
   // The sequence ended: drop what the governor and the proposer keep for it.
   void forget(RequestId id);
   const SpecDecodeStats& stats() const { return stats_; }
@@ -40,6 +40,8 @@ class SpeculativeDecoder {
   // The marginal seconds of one more token over the step's seconds per token,
   // at `running` tokens (0 while unmeasured): for the stats.
   double cost_ratio(int32_t running) const;
+  // Shows the proposer the step that ran (DraftProposer::observe_step).
+  void show_step(const SchedulerOutput& so, const Scheduler& sched);
 
   std::unique_ptr<DraftProposer> proposer_;
   DraftGovernor governor_;
@@ -51,6 +53,7 @@ class SpeculativeDecoder {
   std::vector<DraftQuery> queries_;
   std::vector<RequestId> decodes_;
   std::vector<std::vector<int32_t>> drafts_;
+  std::vector<TargetStepSequence> step_seqs_;
 };
 
 }  // namespace db

@@ -14,6 +14,8 @@
 
 #include "batch_invariance_check.h"
 #include "deepseek_bundles.h"
+#include "engine/engine.h"
+#include "util/error.h"
 #include "model/gguf_convert.h"
 #include "scratch_dir.h"
 
@@ -102,9 +104,9 @@ TEST_P(DeepseekBatchInvariance, EachRequestMatchesItsOutputAlone) {
 // model whose tokens turn most readily (V3, Q8_0 activations), at both block
 // sizes: verification computes a decode as a multi-token chunk, which must not
 // change its logits.
-void expect_invariance_speculating(SpeculativeConfig spec) {
+void expect_invariance_speculating(SpeculativeConfig spec, ModelBundle* with = nullptr) {
   const ModelParam& model = kModels[2];
-  ModelBundle& bundle = deepseek_bundle(model.fixture, model.format);
+  ModelBundle& bundle = with ? *with : deepseek_bundle(model.fixture, model.format);
   spec.num_tokens = 4;
   spec.adaptive = false;
   for (int block_size : {16, 64}) {
@@ -135,6 +137,29 @@ TEST(DeepseekSpeculation, EachRequestMatchesItsPlainOutputAloneWithDraftModelDra
   spec.model = dir.file("draft-q4_0.gguf");
   convert_gguf(deepseek_model_file(model.fixture, model.format), spec.model, DType::Q4_0);
   expect_invariance_speculating(spec);
+}
+
+// With the drafts of a multi-token-prediction layer (deepseek_mtp_file(): a
+// one-block V3 model whose MTP layer repeats its block), on its one-layer
+// latent cache, fed from the target's hidden states of every step.
+TEST(DeepseekSpeculation, EachRequestMatchesItsPlainOutputAloneWithMtpDrafts) {
+  SpeculativeConfig spec;
+  spec.method = "mtp";
+  expect_invariance_speculating(spec, &deepseek_mtp_bundle());
+}
+
+TEST(DeepseekSpeculation, MtpOnAModelWithoutTheLayerIsRefusedClearly) {
+  EngineConfig cfg;
+  cfg.threads = 1;
+  cfg.kv_cache_memory = 1 << 20;
+  cfg.speculative.method = "mtp";
+  ModelBundle& bundle = deepseek_bundle("deepseek_v3_tiny", "f32");
+  try {
+    Engine engine(bundle, cfg);
+    FAIL() << "an engine drafting with a layer the model lacks";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no multi-token-prediction layer"), std::string::npos) << e.what();
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, DeepseekBatchInvariance,
