@@ -17,9 +17,12 @@ APT_PACKAGES=(
 )
 # Python packages for the end-to-end tests: the official OpenAI client drives the server;
 # gguf (with numpy) writes the random-weight deepseek2 models of tests/e2e/deepseek;
-# matplotlib draws `deepbatch loadtest --plot`.
-# Each is installed when its module (the name before "==") cannot be imported.
-PY_PACKAGES=(openai==3.57.0 gguf==0.19.0 matplotlib==3.9.2 jsonschema==4.26.0)
+# matplotlib draws `deepbatch loadtest --plot`; pybind11 builds the Python package's
+# extension (python/) and scikit-build-core installs it with pip; pytest runs its tests and
+# tqdm draws its progress bar.
+# Each is installed when its module (the name before "==", "-" read as "_") cannot be imported.
+PY_PACKAGES=(openai==3.57.0 gguf==0.19.0 matplotlib==3.9.2 jsonschema==4.26.0 pybind11==2.13.6
+  scikit-build-core==0.10.7 pytest==8.3.4 tqdm==4.67.1)
 
 log() { echo "[setup] $*"; }
 
@@ -47,7 +50,8 @@ install_packages() {
 install_python_packages() {
   local missing=()
   for p in "${PY_PACKAGES[@]}"; do  # an importable module of any recent version will do
-    python3 -c "import ${p%%==*}" 2>/dev/null || missing+=("$p")
+    local module=${p%%==*}
+    python3 -c "import ${module//-/_}" 2>/dev/null || missing+=("$p")
   done
   if ((${#missing[@]} == 0)); then
     log "Python packages present"
@@ -64,6 +68,14 @@ build() {
   ninja -C "$dir"
 }
 
+# The deepbatch Python package, from the Release build in build/ (pyproject.toml uses
+# the same build directory, so this only links and installs the extension).
+install_python_package() {
+  log "installing the deepbatch Python package"
+  python3 -m pip install -q --no-build-isolation . ||
+    python3 -m pip install -q --no-build-isolation --break-system-packages .
+}
+
 install_packages
 install_python_packages
 bash scripts/fetch_default_model.sh
@@ -71,4 +83,5 @@ bash scripts/fetch_xgrammar.sh
 if [[ "${1:-}" != "--no-build" ]]; then
   log "building Release in build/"
   build build -DCMAKE_BUILD_TYPE=Release
+  install_python_package
 fi

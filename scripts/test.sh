@@ -13,6 +13,9 @@ jobs=$(nproc)
 echo "[test] Release build"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 ninja -C build -j"$jobs"
+echo "[test] the Python package, installed from that build"
+python3 -m pip install -q --no-build-isolation . ||
+  python3 -m pip install -q --no-build-isolation --break-system-packages .
 echo "[test] all tests (Release)"
 ctest --test-dir build --output-on-failure -j"$jobs" --timeout 900
 

@@ -1,0 +1,310 @@
+// deepbatch._core: one engine over one model for the Python package
+// (python/deepbatch). Requests arrive as OpenAI-shaped bodies, so they are
+// parsed, validated and prepared exactly as the server and the batch runner do
+// (api/); the Python side only builds the bodies and shapes the results. The
+// GIL is released while the engine loads and generates.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "api/api_error.h"
+#include "api/generation_result.h"
+#include "api/openai_request.h"
+#include "api/request_body.h"
+#include "api/chat_request.h"
+#include "bundle/model_bundle.h"
+#include "engine/engine.h"
+#include "util/error.h"
+
+namespace py = pybind11;
+
+namespace db::python {
+namespace {
+
+DType kv_dtype_named(const std::string& s) {
+  if (s == "f16") return DType::F16;
+  if (s == "bf16") return DType::BF16;
+  if (s == "f32") return DType::F32;
+  throw py::value_error("kv_cache_dtype must be 'f16', 'bf16' or 'f32', got '" + s + "'");
+}
+
+// The engine options LLM(...) takes besides the model, by name.
+EngineConfig engine_config(const py::dict& opts) {
+  EngineConfig c;
+  for (const auto& [key, value] : opts) {
+    const std::string k = py::cast<std::string>(key);
+    if (value.is_none()) continue;
+    if (k == "threads") c.threads = py::cast<int>(value);
+    else if (k == "max_num_seqs") c.max_num_seqs = py::cast<int>(value);
+    else if (k == "max_num_batched_tokens") c.max_num_batched_tokens = py::cast<int>(value);
+    else if (k == "block_size") c.block_size = py::cast<int>(value);
+    else if (k == "kv_cache_dtype") c.kv_dtype = kv_dtype_named(py::cast<std::string>(value));
+    else if (k == "kv_cache_memory") c.kv_cache_memory = py::cast<int64_t>(value);
+    else if (k == "kv_cache_fraction") c.kv_cache_fraction = py::cast<double>(value);
+    else if (k == "enable_prefix_caching") c.enable_prefix_caching = py::cast<bool>(value);
+    else if (k == "speculative") c.speculative.method = py::cast<std::string>(value);
+    else if (k == "speculative_model") c.speculative.model = py::cast<std::string>(value);
+    else if (k == "num_speculative_tokens") c.speculative.num_tokens = py::cast<int>(value);
+    else
+      throw py::type_error("unknown engine option '" + k +
+                           "' (known: threads, max_num_seqs, max_num_batched_tokens, block_size, kv_cache_dtype, "
+                           "kv_cache_memory, kv_cache_fraction, enable_prefix_caching, speculative, "
+                           "speculative_model, num_speculative_tokens)");
+  }
+  if (!c.speculative.model.empty() && c.speculative.method.empty()) c.speculative.method = "draft_model";
+  return c;
+}
+
+py::dict choice_dict(const api::ChoiceOutput& c, bool with_logprobs) {
+  py::dict d;
+  d["text"] = c.text;
+  d["token_ids"] = c.token_ids;
+  d["finish_reason"] = finish_reason_name(c.finish);
+  d["stop_reason"] = c.stop_reason;
+  if (with_logprobs) {
+    d["logprobs"] = c.logprobs;
+    d["top_logprobs"] = c.top_logprobs;
+  } else {
+    d["logprobs"] = py::none();
+    d["top_logprobs"] = py::none();
+  }
+  return d;
+}
+
+// The engine requests of one call (a generate() or a stream): their results, filled by
+// the engine's output thread. Shared with the callbacks, so it outlives an abandoned stream.
+struct Submission {
+  std::vector<api::PreparedRequest> prepared;
+  std::vector<bool> logprobs;  // per body: it asked for logprobs
+  std::vector<api::GenerationResult> results;
+  std::vector<RequestId> ids;  // submitted engine requests
+  std::mutex mu;
+  std::condition_variable cv;
+  size_t open = 0;        // bodies not finished
+  uint64_t outputs = 0;   // outputs received so far
+
+  // Body i as {"prompt_token_ids", "choices", "finished"}; raises RuntimeError when it
+  // ended in an engine error. Call with mu held.
+  py::dict snapshot(size_t i) const {
+    const api::GenerationResult& r = results[i];
+    if (r.done() && r.failed()) throw std::runtime_error(r.failure_message());
+    py::dict d;
+    d["prompt_token_ids"] = prepared[i].parts.front().prompt;
+    py::list choices;
+    for (const api::ChoiceOutput& c : r.choices()) choices.append(choice_dict(c, logprobs[i]));
+    d["choices"] = choices;
+    d["finished"] = r.done();
+    return d;
+  }
+};
+
+class Core;
+
+// One request's outputs as they come (Core::stream): next() returns its state after
+// each batch of new outputs, the last one finished.
+class Stream {
+ public:
+  Stream(std::shared_ptr<Submission> sub, Core& core) : sub_(std::move(sub)), core_(core) {}
+  py::dict next();
+  void abort();
+
+ private:
+  std::shared_ptr<Submission> sub_;
+  Core& core_;
+  uint64_t seen_ = 0;
+  bool ended_ = false;
+};
+
+class Core {
+ public:
+  Core(const std::string& model, const py::dict& opts) {
+    const EngineConfig cfg = engine_config(opts);
+    py::gil_scoped_release release;
+    try {
+      bundle_ = ModelBundle::open(model, cfg.threads);
+      engine_ = std::make_unique<Engine>(*bundle_, cfg);
+    } catch (const std::exception& e) {
+      py::gil_scoped_acquire acquire;
+      throw py::value_error(e.what());
+    }
+  }
+
+  // Runs request bodies of `endpoint` ("completions" or "chat") to completion and
+  // returns, per body, {"prompt_token_ids", "choices", "finished"} in body order.
+  // `progress(finished_bodies, generated_tokens)`, when given, is called about 10
+  // times a second. Ctrl-C aborts every request of the call (their KV blocks return
+  // to the pool) and raises KeyboardInterrupt once the engine has ended them.
+  py::list generate(const std::string& endpoint, const std::vector<std::string>& bodies, const py::object& progress) {
+    const std::shared_ptr<Submission> sub = submit(endpoint, bodies);
+    wait(*sub, [&] { return sub->open == 0; }, progress);
+    std::lock_guard<std::mutex> lock(sub->mu);
+    py::list out;
+    for (size_t i = 0; i < sub->results.size(); ++i) out.append(sub->snapshot(i));
+    return out;
+  }
+
+  Stream stream(const std::string& endpoint, const std::string& body) { return Stream(submit(endpoint, {body}), *this); }
+
+  std::vector<int32_t> encode(const std::string& text) const { return bundle_->encode_prompt(text); }
+  // Ids of text a chat template rendered (it holds its own BOS; special tokens parsed).
+  std::vector<int32_t> encode_rendered(const std::string& text) const {
+    return bundle_->tokenizer().encode(text, /*add_special=*/false, /*parse_special=*/true);
+  }
+  std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const {
+    return bundle_->tokenizer().decode(ids, skip_special_tokens);
+  }
+  int64_t max_context() const { return bundle_->model().config().max_context; }
+
+  // The conversation (a chat request body's "messages", as JSON) rendered by the
+  // model's chat template; raises ValueError as a chat request would.
+  std::string render_chat(const std::string& messages_json, bool add_generation_prompt) const {
+    try {
+      const std::string body = R"({"messages":)" + messages_json + "}";
+      const api::ApiRequest req = api::parse_request_body(api::Endpoint::ChatCompletions, body);
+      return bundle_->render_chat(std::get<api::ChatCompletionRequest>(req).messages, add_generation_prompt);
+    } catch (const Error& e) {
+      throw py::value_error(e.what());
+    }
+  }
+
+  void abort(Submission& sub) {
+    for (RequestId id : sub.ids) engine_->abort(id);
+  }
+
+  // Blocks (GIL released) until done() holds under sub.mu; polls Ctrl-C and calls
+  // `progress` between waits. On Ctrl-C: aborts the submission, waits for its ends,
+  // raises KeyboardInterrupt.
+  template <class Done>
+  void wait(Submission& sub, Done done, const py::object& progress = py::none()) {
+    bool interrupted = false;
+    {
+      py::gil_scoped_release release;
+      std::unique_lock<std::mutex> lock(sub.mu);
+      while (!(interrupted ? sub.open == 0 : done())) {
+        sub.cv.wait_for(lock, std::chrono::milliseconds(100));
+        if (interrupted || done()) continue;
+        size_t finished = 0;
+        int64_t tokens = 0;
+        if (!progress.is_none())
+          for (const api::GenerationResult& r : sub.results) {
+            finished += r.done() ? 1 : 0;
+            tokens += r.completion_tokens();
+          }
+        lock.unlock();
+        {
+          py::gil_scoped_acquire acquire;
+          if (PyErr_CheckSignals() != 0) {
+            interrupted = true;
+          } else if (!progress.is_none()) {
+            try {
+              progress(finished, tokens);
+            } catch (py::error_already_set&) {
+              interrupted = true;  // e.g. KeyboardInterrupt inside the callback: stop as for Ctrl-C
+              py::error_already_set e;
+              PyErr_Clear();
+              e.restore();
+            }
+          }
+        }
+        if (interrupted) abort(sub);
+        lock.lock();
+      }
+    }
+    if (interrupted) throw py::error_already_set();
+  }
+
+ private:
+  std::shared_ptr<Submission> submit(const std::string& endpoint, const std::vector<std::string>& bodies) {
+    const api::Endpoint ep = endpoint == "chat" ? api::Endpoint::ChatCompletions : api::Endpoint::Completions;
+    const int64_t max_context = bundle_->model().config().max_context;
+    const api::BodyLimits limits = api::body_limits(max_context, bundle_->tokenizer());
+    auto sub = std::make_shared<Submission>();
+    try {
+      for (const std::string& body : bodies) {
+        const api::ApiRequest req = api::parse_request_body(ep, body, limits);
+        sub->prepared.push_back(api::prepare_request(req, *bundle_, max_context));
+        sub->logprobs.push_back(sub->prepared.back().parts.front().sampling.logprobs.has_value());
+      }
+    } catch (const Error& e) {
+      throw py::value_error(e.what());
+    }
+    sub->results.reserve(sub->prepared.size());
+    for (const api::PreparedRequest& p : sub->prepared) sub->results.emplace_back(p);
+    sub->open = sub->prepared.size();
+    std::string error;
+    {
+      py::gil_scoped_release release;
+      for (size_t i = 0; i < sub->prepared.size() && error.empty(); ++i)
+        for (size_t part = 0; part < sub->prepared[i].parts.size(); ++part) {
+          try {
+            sub->ids.push_back(engine_->submit(
+                sub->prepared[i].parts[part],
+                [sub, i, part](RequestId, const SampleOutput& out, const RequestStats& stats, bool final) {
+                  std::lock_guard<std::mutex> lock(sub->mu);
+                  ++sub->outputs;
+                  if (sub->results[i].add(part, out, stats, final)) --sub->open;
+                  sub->cv.notify_all();
+                }));
+          } catch (const std::exception& e) {  // refused: nothing of this call runs
+            error = e.what();
+            std::lock_guard<std::mutex> lock(sub->mu);
+            for (size_t j = i; j < sub->prepared.size(); ++j)
+              for (size_t rest = j == i ? part : 0; rest < sub->prepared[j].parts.size(); ++rest)
+                if (!sub->results[j].done()) sub->results[j].close_part(rest);
+            sub->open = 0;
+            for (const api::GenerationResult& r : sub->results) sub->open += r.done() ? 0 : 1;
+            break;
+          }
+        }
+      if (!error.empty()) {
+        abort(*sub);
+        std::unique_lock<std::mutex> lock(sub->mu);
+        sub->cv.wait(lock, [&] { return sub->open == 0; });
+      }
+    }
+    if (!error.empty()) throw py::value_error(error);
+    return sub;
+  }
+
+  std::unique_ptr<ModelBundle> bundle_;
+  std::unique_ptr<Engine> engine_;
+};
+
+py::dict Stream::next() {
+  if (ended_) throw py::stop_iteration();
+  core_.wait(*sub_, [&] { return sub_->outputs != seen_ || sub_->open == 0; });
+  std::lock_guard<std::mutex> lock(sub_->mu);
+  seen_ = sub_->outputs;
+  ended_ = sub_->open == 0;
+  return sub_->snapshot(0);
+}
+
+void Stream::abort() { core_.abort(*sub_); }
+
+}  // namespace
+}  // namespace db::python
+
+PYBIND11_MODULE(_core, m) {
+  using db::python::Core;
+  m.doc() = "deepbatch's engine, driven by OpenAI-shaped request bodies";
+  using db::python::Stream;
+  py::class_<Stream>(m, "Stream")
+      .def("__iter__", [](Stream& s) -> Stream& { return s; })
+      .def("__next__", &Stream::next)
+      .def("abort", &Stream::abort);
+  py::class_<Core>(m, "Core")
+      .def(py::init<const std::string&, const py::dict&>(), py::arg("model"), py::arg("options"))
+      .def("generate", &Core::generate, py::arg("endpoint"), py::arg("bodies"), py::arg("progress") = py::none())
+      .def("stream", &Core::stream, py::arg("endpoint"), py::arg("body"), py::keep_alive<0, 1>())
+      .def("encode", &Core::encode, py::arg("text"))
+      .def("encode_rendered", &Core::encode_rendered, py::arg("text"))
+      .def("decode", &Core::decode, py::arg("ids"), py::arg("skip_special_tokens") = true)
+      .def("max_context", &Core::max_context)
+      .def("render_chat", &Core::render_chat, py::arg("messages_json"), py::arg("add_generation_prompt") = true);
+}

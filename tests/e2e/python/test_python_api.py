@@ -1,0 +1,225 @@
+"""The Python package: LLM.generate and LLM.chat give exactly what `deepbatch run` gives
+for the same requests (greedy), per-prompt parameters, token-id prompts, errors as Python
+exceptions, two threads generating at once (the GIL released), Ctrl-C, and memory
+returned when the LLM is deleted."""
+import asyncio
+import gc
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import _thread
+
+import pytest
+
+from deepbatch import LLM, AsyncLLM, SamplingParams
+
+SOURCE_DIR = os.environ["DEEPBATCH_SOURCE_DIR"]
+BINARY = os.environ["DEEPBATCH_BINARY"]
+MODEL = os.path.join(SOURCE_DIR, "models", "SmolLM2-135M-Instruct.Q4_1.gguf")
+KV_MEMORY = 64 << 20
+PROMPTS = [
+    "The three primary colors are",
+    "def fibonacci(n):",
+    "Once upon a time, in a small village,",
+    "List three uses of copper:",
+]
+QUESTION = [{"role": "user", "content": "Name two planets of the solar system."}]
+
+
+@pytest.fixture(scope="module")
+def llm():
+    assert os.path.exists(MODEL), f"{MODEL} is missing: run scripts/setup.sh"
+    return LLM(MODEL, threads=2, kv_cache_memory=KV_MEMORY)
+
+
+def rss_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def run_offline(requests):
+    """The bodies' answers from `deepbatch run`, by custom_id."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src, dst = os.path.join(tmp, "in.jsonl"), os.path.join(tmp, "out.jsonl")
+        with open(src, "w") as f:
+            for i, (url, body) in enumerate(requests):
+                f.write(json.dumps({"custom_id": f"r{i}", "method": "POST", "url": url, "body": body}) + "\n")
+        subprocess.run([BINARY, "run", "-m", MODEL, "-t", "2", "--kv-cache-memory", str(KV_MEMORY), "-i", src,
+                        "-o", dst, "--no-progress"], check=True, capture_output=True, timeout=300)
+        with open(dst) as f:
+            records = [json.loads(line) for line in f]
+    return {r["custom_id"]: r["response"]["body"] for r in records}
+
+
+def test_generate_and_chat_equal_deepbatch_run(llm):
+    greedy = SamplingParams(temperature=0, max_tokens=24)
+    outs = llm.generate(PROMPTS, greedy)
+    answer = llm.chat(QUESTION, greedy)
+    requests = [("/v1/completions", {"model": "m", "prompt": p, "temperature": 0, "max_tokens": 24}) for p in PROMPTS]
+    requests.append(("/v1/chat/completions", {"model": "m", "messages": QUESTION, "temperature": 0, "max_tokens": 24}))
+    offline = run_offline(requests)
+    assert [o.prompt for o in outs] == PROMPTS
+    for i, out in enumerate(outs):
+        choice = offline[f"r{i}"]["choices"][0]
+        assert out.outputs[0].text == choice["text"], PROMPTS[i]
+        assert out.outputs[0].finish_reason == choice["finish_reason"]
+        assert len(out.outputs[0].token_ids) == offline[f"r{i}"]["usage"]["completion_tokens"]
+        assert out.prompt_token_ids == llm.encode(PROMPTS[i])
+    chat = offline[f"r{len(PROMPTS)}"]["choices"][0]
+    assert answer[0].outputs[0].text == chat["message"]["content"]
+    assert "Name two planets" in answer[0].prompt
+    tokenizer = llm.get_tokenizer()
+    assert tokenizer.apply_chat_template(QUESTION, tokenize=True) == answer[0].prompt_token_ids
+    assert tokenizer.apply_chat_template(QUESTION) == answer[0].prompt
+    assert tokenizer.decode(tokenizer.encode("copper wire")) == "copper wire"
+
+
+def test_per_prompt_parameters_and_token_prompts(llm):
+    params = [SamplingParams(temperature=0, max_tokens=k) for k in (3, 7)]
+    outs = llm.generate(PROMPTS[:2], params)
+    assert [len(o.outputs[0].token_ids) for o in outs] == [3, 7]
+    ids = llm.encode(PROMPTS[0])
+    by_ids = llm.generate([ids, {"prompt_token_ids": ids}], SamplingParams(temperature=0, max_tokens=7))
+    by_text = llm.generate(PROMPTS[0], SamplingParams(temperature=0, max_tokens=7))
+    assert by_ids[0].outputs[0].token_ids == by_text[0].outputs[0].token_ids == by_ids[1].outputs[0].token_ids
+    assert by_ids[0].prompt_token_ids == ids
+
+
+def test_samples_logprobs_and_stop(llm):
+    out = llm.generate(PROMPTS[2], SamplingParams(n=3, seed=7, temperature=0.8, max_tokens=12, logprobs=2))[0]
+    assert [c.index for c in out.outputs] == [0, 1, 2]
+    for c in out.outputs:
+        assert len(c.logprobs) == len(c.token_ids)
+        assert all(t in entry for t, entry in zip(c.token_ids, c.logprobs))
+        assert c.cumulative_logprob == pytest.approx(sum(e[t].logprob for t, e in zip(c.token_ids, c.logprobs)))
+    again = llm.generate(PROMPTS[2], SamplingParams(n=3, seed=7, temperature=0.8, max_tokens=12, logprobs=2))[0]
+    assert [c.token_ids for c in again.outputs] == [c.token_ids for c in out.outputs]
+    greedy = llm.generate(PROMPTS[0], SamplingParams(temperature=0, max_tokens=24))[0].outputs[0].text
+    word = greedy.split()[1]
+    stopped = llm.generate(PROMPTS[0], SamplingParams(temperature=0, max_tokens=24, stop=word))[0].outputs[0]
+    assert stopped.finish_reason == "stop" and stopped.stop_reason == word and word not in stopped.text
+
+
+def test_streaming_equals_non_streaming(llm):
+    params = SamplingParams(temperature=0, max_tokens=32, logprobs=1)
+    whole = llm.generate(PROMPTS[2], params)[0]
+    states = list(llm.generate_stream(PROMPTS[2], params))
+    assert len(states) > 1
+    for before, after in zip(states, states[1:]):
+        assert after.outputs[0].text.startswith(before.outputs[0].text)
+        assert after.outputs[0].token_ids[:len(before.outputs[0].token_ids)] == before.outputs[0].token_ids
+    assert [s.finished for s in states] == [False] * (len(states) - 1) + [True]
+    assert states[-1].outputs == whole.outputs
+    chat = llm.chat(QUESTION, params)[0]
+    assert list(llm.chat_stream(QUESTION, params))[-1].outputs == chat.outputs
+
+
+def test_a_stream_closed_early_is_aborted(llm):
+    stream = llm.generate_stream(PROMPTS[0], SamplingParams(temperature=0, max_tokens=2000, ignore_eos=True))
+    first = next(stream)
+    assert not first.finished
+    stream.close()
+    outs = llm.generate(PROMPTS, SamplingParams(temperature=0, max_tokens=8))
+    assert all(len(o.outputs[0].token_ids) == 8 for o in outs)
+
+
+def test_async_requests_run_together(llm):
+    params = SamplingParams(temperature=0, max_tokens=16)
+    expected = [o.outputs[0].text for o in llm.generate(PROMPTS, params)]
+    engine = AsyncLLM(llm=llm)
+
+    async def last(prompt):
+        out = None
+        async for out in engine.generate(prompt, params):
+            pass
+        return out.outputs[0].text
+
+    async def main():
+        return await asyncio.gather(*(last(p) for p in PROMPTS))
+
+    assert asyncio.run(main()) == expected
+
+
+def test_progress_bar(llm, capsys):
+    llm.generate(PROMPTS, SamplingParams(temperature=0, max_tokens=48), use_tqdm=True)
+    err = capsys.readouterr().err
+    assert "Processed prompts" in err and "tok/s" in err and "4/4" in err, err
+
+
+def test_bad_inputs_raise(llm):
+    with pytest.raises(ValueError, match="temperature"):
+        llm.generate("hi", SamplingParams(temperature=-1))
+    with pytest.raises(ValueError, match="vocabulary|token"):
+        llm.generate([[10**7]])
+    with pytest.raises(ValueError, match="2 sampling parameters for 1 prompts"):
+        llm.generate("hi", [SamplingParams(), SamplingParams()])
+    with pytest.raises(ValueError, match="no-such-model.gguf"):
+        LLM("no-such-model.gguf")
+    with pytest.raises(TypeError, match="unknown engine option 'max_seqs'"):
+        LLM(MODEL, max_seqs=4)
+    # The engine still serves after the refusals.
+    assert llm.generate("hi", SamplingParams(max_tokens=2))[0].outputs[0].token_ids
+
+
+def test_two_threads_generate_at_once(llm):
+    """A long generation on one thread does not hold the GIL: a short one on the main
+    thread finishes while it runs (batched beside it by the engine)."""
+    long_done = threading.Event()
+
+    def long_job():
+        llm.generate(PROMPTS[1], SamplingParams(temperature=0, max_tokens=400, ignore_eos=True))
+        long_done.set()
+
+    t = threading.Thread(target=long_job)
+    t.start()
+    time.sleep(0.3)
+    short = llm.generate(PROMPTS[0], SamplingParams(temperature=0, max_tokens=4))
+    assert not long_done.is_set(), "the short request waited for the long one"
+    assert len(short[0].outputs[0].token_ids) == 4
+    t.join()
+    assert long_done.is_set()
+
+
+def test_ctrl_c_aborts_cleanly(llm):
+    timer = threading.Timer(0.5, _thread.interrupt_main)
+    timer.start()
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        llm.generate(PROMPTS, SamplingParams(temperature=0, max_tokens=2000, ignore_eos=True))
+    assert time.monotonic() - started < 30
+    timer.join()
+    # The aborted requests' KV blocks came back: a full-size batch still runs.
+    outs = llm.generate(PROMPTS, SamplingParams(temperature=0, max_tokens=8))
+    assert all(len(o.outputs[0].token_ids) == 8 for o in outs)
+
+
+def test_deleting_the_llm_returns_its_memory():
+    gc.collect()
+    before = rss_bytes()
+    llm = LLM(MODEL, threads=2, kv_cache_memory=256 << 20)
+    llm.generate(PROMPTS * 8, SamplingParams(temperature=0, max_tokens=64, ignore_eos=True))
+    loaded = rss_bytes()
+    del llm
+    gc.collect()
+    after = rss_bytes()
+    assert loaded > before + (64 << 20), (before, loaded)
+    assert after <= before * 1.10, f"RSS {before >> 20} MiB before, {loaded >> 20} loaded, {after >> 20} after"
+
+
+def test_the_installed_package_runs():
+    """`pip install .` (scripts/setup.sh and scripts/test.sh run it) installed the package:
+    it imports from site-packages, outside this build's PYTHONPATH, and generates."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    code = ("import deepbatch, sys; from deepbatch import LLM, SamplingParams; "
+            f"llm = LLM({MODEL!r}, threads=1, kv_cache_memory={KV_MEMORY}); "
+            "out = llm.generate('Hello', SamplingParams(temperature=0, max_tokens=4), use_tqdm=False); "
+            "print(deepbatch.__file__, len(out[0].outputs[0].token_ids))")
+    r = subprocess.run([sys.executable, "-c", code], env=env, cwd=tempfile.gettempdir(), capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, f"the installed package fails (run: python3 -m pip install --no-build-isolation .):\n{r.stderr}"
+    path, tokens = r.stdout.split()
+    assert "site-packages" in path and tokens == "4", r.stdout
