@@ -18,11 +18,13 @@ APT_PACKAGES=(
 # Python packages for the end-to-end tests: the official OpenAI client drives the server;
 # gguf (with numpy) writes the random-weight deepseek2 models of tests/e2e/deepseek;
 # matplotlib draws `deepbatch loadtest --plot`; pybind11 builds the Python package's
-# extension (python/) and scikit-build-core installs it with pip; pytest runs its tests and
-# tqdm draws its progress bar.
-# Each is installed when its module (the name before "==", "-" read as "_") cannot be imported.
+# extension (python/) and scikit-build-core installs it with pip; pytest runs its tests,
+# tqdm draws its progress bar, and Ray (with Ray Data) runs deepbatch.ray and its test's
+# local cluster.
+# Each is installed when its module (the name before "==" and any "[extras]", "-" read as
+# "_") cannot be imported.
 PY_PACKAGES=(openai==3.57.0 gguf==0.19.0 matplotlib==3.9.2 jsonschema==4.26.0 pybind11==2.13.6
-  scikit-build-core==0.10.7 pytest==8.3.4 tqdm==4.67.1)
+  scikit-build-core==0.10.7 pytest==8.3.4 tqdm==4.67.1 "ray[data]==2.60.0")
 
 log() { echo "[setup] $*"; }
 
@@ -51,6 +53,7 @@ install_python_packages() {
   local missing=()
   for p in "${PY_PACKAGES[@]}"; do  # an importable module of any recent version will do
     local module=${p%%==*}
+    module=${module%%\[*}
     python3 -c "import ${module//-/_}" 2>/dev/null || missing+=("$p")
   done
   if ((${#missing[@]} == 0)); then

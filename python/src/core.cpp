@@ -6,17 +6,20 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "api/api_error.h"
 #include "api/generation_result.h"
 #include "api/openai_request.h"
 #include "api/request_body.h"
+#include "batch/batch_job.h"
 #include "api/chat_request.h"
 #include "bundle/model_bundle.h"
 #include "engine/engine.h"
@@ -173,6 +176,63 @@ class Core {
     }
   }
 
+  // Runs an OpenAI Batch JSONL file into an output file, as `deepbatch run` does
+  // (the output is the journal: an existing one is resumed). Returns the summary's
+  // counts. Ctrl-C stops it (requests in flight get no record) and raises
+  // KeyboardInterrupt.
+  py::dict run_batch(const std::string& input_path, const std::string& output_path, const std::string& model_name) {
+    std::atomic<bool> stop{false};
+    batch::BatchJobOptions o;
+    o.input_path = input_path;
+    o.output_path = output_path;
+    o.model_name = model_name;
+    o.max_context = bundle_->model().config().max_context;
+    o.stop = &stop;
+    batch::BatchSummary summary;
+    std::string error;
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false, interrupted = false;
+    {
+      py::gil_scoped_release release;
+      std::thread job([&] {
+        try {
+          summary = batch::run_batch_job(*engine_, *bundle_, o);
+        } catch (const std::exception& e) {
+          error = e.what();
+        }
+        std::lock_guard<std::mutex> lock(mu);
+        done = true;
+        cv.notify_all();
+      });
+      std::unique_lock<std::mutex> lock(mu);
+      while (!done) {
+        cv.wait_for(lock, std::chrono::milliseconds(100));
+        if (done || interrupted) continue;
+        lock.unlock();
+        {
+          py::gil_scoped_acquire acquire;
+          interrupted = PyErr_CheckSignals() != 0;
+        }
+        if (interrupted) stop = true;
+        lock.lock();
+      }
+      lock.unlock();
+      job.join();
+    }
+    if (interrupted) throw py::error_already_set();
+    if (!error.empty()) throw py::value_error(error);
+    py::dict d;
+    d["input_lines"] = summary.input_lines;
+    d["ok"] = summary.ok;
+    d["failed"] = summary.failed;
+    d["skipped"] = summary.skipped;
+    d["prompt_tokens"] = summary.prompt_tokens;
+    d["generated_tokens"] = summary.generated_tokens;
+    d["wall_seconds"] = summary.wall_seconds;
+    return d;
+  }
+
   void abort(Submission& sub) {
     for (RequestId id : sub.ids) engine_->abort(id);
   }
@@ -306,5 +366,6 @@ PYBIND11_MODULE(_core, m) {
       .def("encode_rendered", &Core::encode_rendered, py::arg("text"))
       .def("decode", &Core::decode, py::arg("ids"), py::arg("skip_special_tokens") = true)
       .def("max_context", &Core::max_context)
+      .def("run_batch", &Core::run_batch, py::arg("input_path"), py::arg("output_path"), py::arg("model_name"))
       .def("render_chat", &Core::render_chat, py::arg("messages_json"), py::arg("add_generation_prompt") = true);
 }
