@@ -264,11 +264,9 @@ class Core {
           } else if (!progress.is_none()) {
             try {
               progress(finished, tokens);
-            } catch (py::error_already_set&) {
-              interrupted = true;  // e.g. KeyboardInterrupt inside the callback: stop as for Ctrl-C
-              py::error_already_set e;
-              PyErr_Clear();
-              e.restore();
+            } catch (py::error_already_set& e) {  // it raised (e.g. KeyboardInterrupt): stop as for Ctrl-C
+              e.restore();  // raised again below, once the engine has ended the requests
+              interrupted = true;
             }
           }
         }

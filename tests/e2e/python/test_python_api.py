@@ -223,3 +223,18 @@ def test_the_installed_package_runs():
     assert r.returncode == 0, f"the installed package fails (run: python3 -m pip install --no-build-isolation .):\n{r.stderr}"
     path, tokens = r.stdout.split()
     assert "site-packages" in path and tokens == "4", r.stdout
+
+
+def test_a_raising_progress_callback_stops_the_call(llm):
+    calls = []
+
+    def progress(done, tokens):
+        calls.append(tokens)
+        raise RuntimeError("stop here")
+
+    body = json.dumps({"prompt": PROMPTS[0], "temperature": 0, "max_tokens": 1500, "ignore_eos": True})
+    with pytest.raises(RuntimeError, match="stop here"):
+        llm._core.generate("completions", [body] * 2, progress)
+    assert len(calls) == 1
+    outs = llm.generate(PROMPTS, SamplingParams(temperature=0, max_tokens=8))
+    assert all(len(o.outputs[0].token_ids) == 8 for o in outs)
