@@ -47,12 +47,7 @@ SamplingParams to_sampling_params(const SamplingOptions& o) {
   return p;
 }
 
-DType parse_kv_dtype(const std::string& s) {
-  if (s == "f16") return DType::F16;
-  if (s == "bf16") return DType::BF16;
-  if (s == "f32") return DType::F32;
-  throw Error("--kv-dtype must be f16, bf16 or f32, got '" + s + "'");
-}
+DType parse_kv_dtype(const std::string& s) { return kv_dtype_from_name(s, "--kv-dtype"); }
 
 void add_output_parser_options(CLI::App& app, OutputParserOptions& o) {
   app.add_option("--reasoning-parser", o.reasoning,

@@ -30,13 +30,6 @@ namespace py = pybind11;
 namespace db::python {
 namespace {
 
-DType kv_dtype_named(const std::string& s) {
-  if (s == "f16") return DType::F16;
-  if (s == "bf16") return DType::BF16;
-  if (s == "f32") return DType::F32;
-  throw py::value_error("kv_cache_dtype must be 'f16', 'bf16' or 'f32', got '" + s + "'");
-}
-
 // The engine options LLM(...) takes besides the model, by name.
 EngineConfig engine_config(const py::dict& opts) {
   EngineConfig c;
@@ -47,7 +40,7 @@ EngineConfig engine_config(const py::dict& opts) {
     else if (k == "max_num_seqs") c.max_num_seqs = py::cast<int>(value);
     else if (k == "max_num_batched_tokens") c.max_num_batched_tokens = py::cast<int>(value);
     else if (k == "block_size") c.block_size = py::cast<int>(value);
-    else if (k == "kv_cache_dtype") c.kv_dtype = kv_dtype_named(py::cast<std::string>(value));
+    else if (k == "kv_cache_dtype") c.kv_dtype = kv_dtype_from_name(py::cast<std::string>(value), "kv_cache_dtype");
     else if (k == "kv_cache_memory") c.kv_cache_memory = py::cast<int64_t>(value);
     else if (k == "kv_cache_fraction") c.kv_cache_fraction = py::cast<double>(value);
     else if (k == "enable_prefix_caching") c.enable_prefix_caching = py::cast<bool>(value);
@@ -127,7 +120,12 @@ class Stream {
 class Core {
  public:
   Core(const std::string& model, const py::dict& opts) {
-    const EngineConfig cfg = engine_config(opts);
+    EngineConfig cfg;
+    try {
+      cfg = engine_config(opts);
+    } catch (const Error& e) {
+      throw py::value_error(e.what());
+    }
     py::gil_scoped_release release;
     try {
       bundle_ = ModelBundle::open(model, cfg.threads);

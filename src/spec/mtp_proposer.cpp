@@ -88,7 +88,8 @@ void MtpProposer::propose(std::span<const DraftQuery> queries, std::vector<std::
   for (auto& d : drafts) d.clear();
   const int64_t h = mtp_.hidden_size();
   // Round 0: the head over each caught-up sequence's kept block output.
-  std::vector<size_t> active;
+  std::vector<size_t>& active = active_;
+  active.clear();
   hidden_in_.clear();
   for (size_t i = 0; i < queries.size(); ++i) {
     const DraftQuery& q = queries[i];
@@ -105,7 +106,8 @@ void MtpProposer::propose(std::span<const DraftQuery> queries, std::vector<std::
     const float* rows = r > 0 ? hidden_out_.data() : hidden_in_.data();
     mtp_.project(rows, static_cast<int64_t>(active.size()), pool_, logits_);
     // Next round: each sequence still drafting feeds its newest draft at the position after its last entry.
-    std::vector<float> next_hidden;
+    std::vector<float>& next_hidden = next_hidden_;
+    next_hidden.clear();
     clear_step(batch_, attn_, tables_.block_size());
     size_t kept = 0;
     for (size_t a = 0; a < active.size(); ++a) {

@@ -75,8 +75,8 @@ class MtpProposer final : public DraftProposer {
   Batch batch_;
   AttentionMetadata attn_;
   std::vector<Part> parts_;
-  std::vector<float> hidden_in_, hidden_out_, logits_;
-  std::vector<int32_t> next_;
+  std::vector<float> hidden_in_, hidden_out_, logits_, next_hidden_;
+  std::vector<size_t> active_;  // queries drafting in propose()'s current round
 };
 
 }  // namespace db

@@ -68,4 +68,11 @@ std::optional<DType> dtype_from_ggml(uint32_t id) {
 
 bool is_quantized(DType t) { return block_size(t) > 1; }
 
+DType kv_dtype_from_name(const std::string& name, const std::string& what) {
+  if (name == "f16") return DType::F16;
+  if (name == "bf16") return DType::BF16;
+  if (name == "f32") return DType::F32;
+  throw Error(what + " must be f16, bf16 or f32, got '" + name + "'");
+}
+
 }  // namespace db
