@@ -35,7 +35,6 @@ class AsyncLLM:
                     return
                 yield out
         finally:
-            try:
-                stream.close()  # aborts the request when it did not finish
-            except ValueError:  # cancelled while a step was awaited: the request runs to its end
-                pass
+            # Cancelled or closed early (even while a step is awaited): abort the request;
+            # the executor's pending next() then returns its aborted end.
+            stream.close()

@@ -1,7 +1,7 @@
 """LLM: one engine over one model, for offline batches from Python (vLLM's LLM class)."""
 import json
 import sys
-from typing import Dict, Iterator, List, Optional, Sequence, Union
+from typing import Dict, List, Optional, Sequence, Union
 
 from . import _core
 from .outputs import CompletionOutput, Logprob, RequestOutput
@@ -43,10 +43,10 @@ class LLM:
         results = self._run("completions", bodies, use_tqdm)
         return [self._output(r, p if isinstance(p, str) else None, sp) for r, p, sp in zip(results, prompts, params)]
 
-    def generate_stream(self, prompt: Prompt, sampling_params: Optional[SamplingParams] = None) -> Iterator[RequestOutput]:
+    def generate_stream(self, prompt: Prompt, sampling_params: Optional[SamplingParams] = None) -> "RequestStream":
         """One prompt's output as it grows: a RequestOutput (text and tokens so far) after
         each step that added to it; the last one has finished=True and equals what
-        generate() returns. Closing the iterator early aborts the request."""
+        generate() returns. Closing the stream (or dropping it) early aborts the request."""
         params = sampling_params or SamplingParams()
         p = _prompt_list(prompt)
         if len(p) != 1:
@@ -54,16 +54,8 @@ class LLM:
         body = json.dumps({"prompt": p[0], **params.request_fields(chat=False)})
         return self._stream(self._core.stream("completions", body), p[0] if isinstance(p[0], str) else None, params)
 
-    def _stream(self, stream, prompt: Optional[str], params: SamplingParams) -> Iterator[RequestOutput]:
-        request_id = self._new_id()
-        finished = False
-        try:
-            for state in stream:
-                finished = state["finished"]
-                yield self._output(state, prompt, params, request_id)
-        finally:
-            if not finished:
-                stream.abort()
+    def _stream(self, stream, prompt: Optional[str], params: SamplingParams) -> "RequestStream":
+        return RequestStream(self, stream, prompt, params)
 
     def _run(self, endpoint: str, bodies: List[str], use_tqdm: Optional[bool]) -> list:
         if use_tqdm is None:
@@ -107,7 +99,7 @@ class LLM:
         results = self._run("chat", bodies, use_tqdm)
         return [self._output(r, None, sp) for r, sp in zip(results, params)]
 
-    def chat_stream(self, messages: Sequence[Message], sampling_params: Optional[SamplingParams] = None) -> Iterator[RequestOutput]:
+    def chat_stream(self, messages: Sequence[Message], sampling_params: Optional[SamplingParams] = None) -> "RequestStream":
         """generate_stream for one conversation."""
         params = sampling_params or SamplingParams()
         body = json.dumps({"messages": list(messages), **params.request_fields(chat=True)})
@@ -122,6 +114,17 @@ class LLM:
     def decode(self, token_ids: Sequence[int], skip_special_tokens: bool = True) -> str:
         return self.get_tokenizer().decode(token_ids, skip_special_tokens)
 
+    def stats(self) -> Dict[str, float]:
+        """The engine's counters now: running, waiting (sequences); prompt_tokens,
+        generated_tokens, steps (model steps so far); num_blocks, free_blocks, kv_usage
+        (the KV pool)."""
+        return self._core.stats()
+
+    def get_num_unfinished_requests(self) -> int:
+        """Sequences running or waiting in the engine (a request with n samples counts n)."""
+        st = self._core.stats()
+        return st["running"] + st["waiting"]
+
     def _new_id(self) -> str:
         self._next_id += 1
         return str(self._next_id - 1)
@@ -134,6 +137,35 @@ class LLM:
         outputs = [_completion(i, c, params) for i, c in enumerate(result["choices"])]
         return RequestOutput(request_id=request_id or self._new_id(), prompt=prompt, prompt_token_ids=ids,
                              outputs=outputs, finished=result["finished"])
+
+
+class RequestStream:
+    """An iterator over one request's growing RequestOutput (LLM.generate_stream and
+    chat_stream). close() aborts the request when it has not finished; it may be called
+    from another thread while one waits in next(), which then returns the aborted end."""
+
+    def __init__(self, llm: LLM, stream, prompt: Optional[str], params: SamplingParams):
+        self._llm = llm
+        self._stream = stream
+        self._prompt = prompt
+        self._params = params
+        self._request_id = llm._new_id()
+        self._finished = False
+
+    def __iter__(self) -> "RequestStream":
+        return self
+
+    def __next__(self) -> RequestOutput:
+        state = next(self._stream)
+        self._finished = state["finished"]
+        return self._llm._output(state, self._prompt, self._params, self._request_id)
+
+    def close(self) -> None:
+        if not self._finished:
+            self._stream.abort()
+
+    def __del__(self) -> None:
+        self.close()
 
 
 class Tokenizer:

@@ -5,12 +5,15 @@ loaded once and fed batches of rows.
 - run_batch_file(input, output, model, ...) runs an OpenAI Batch API JSONL file (the
   format of `deepbatch run`) on the cluster and writes the OpenAI batch output.
 
-Each batch of lines runs through the same batch job as `deepbatch run`, so a record is
-exactly what it writes. Ray restarts an actor that dies and retries its batch; a batch's
-records reach the output only once its task succeeded, so none is lost or written twice.
-The output file is also the job's journal: records are appended as batches complete,
-and a rerun skips the custom_ids it already holds.
+The driver plans the file as `deepbatch run` does (bad lines, a repeated custom_id
+included, get their error records from it); each batch of the remaining lines runs
+through the same batch job on an actor, keeping its line numbers, so a record is
+exactly what `deepbatch run` writes. Ray restarts an actor that dies and retries its
+batch; a batch's records reach the output only once its task succeeded, so none is lost
+or written twice. The output file is also the job's journal: records are appended and
+synced as batches complete, and a rerun writes only the records still missing.
 """
+import fcntl
 import json
 import os
 import tempfile
@@ -18,12 +21,14 @@ from typing import Callable, Dict, List, Optional
 
 import numpy as np
 
+from . import _core
 from .sampling_params import SamplingParams
 
 
 class BatchLinesActor:
-    """For Dataset.map_batches over rows {"line": one request line of a batch file}:
-    returns {"custom_id", "record"}, the OpenAI batch output record of each line."""
+    """For Dataset.map_batches over rows {"line_no", "line"} (request lines of a batch
+    file and their numbers there): returns {"custom_id", "record"}, the OpenAI batch
+    output record of each line."""
 
     def __init__(self, model: str, engine_kwargs: Optional[dict] = None, model_name: str = "deepbatch"):
         from .llm import LLM
@@ -32,13 +37,11 @@ class BatchLinesActor:
         self._model_name = model_name
 
     def __call__(self, batch: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
+        lines = [(int(n), str(line)) for n, line in zip(batch["line_no"], batch["line"])]
         with tempfile.TemporaryDirectory() as tmp:
-            src, dst = os.path.join(tmp, "in.jsonl"), os.path.join(tmp, "out.jsonl")
-            with open(src, "w") as f:
-                for line in batch["line"]:
-                    f.write(str(line).rstrip("\n") + "\n")
-            self._llm._core.run_batch(src, dst, self._model_name)
-            with open(dst) as f:
+            dst = os.path.join(tmp, "out.jsonl")
+            self._llm._core.run_batch_lines(lines, dst, self._model_name)
+            with open(dst, encoding="utf-8") as f:
                 records = [line.rstrip("\n") for line in f if line.strip()]
         ids = [json.loads(r).get("custom_id") or "" for r in records]
         return {"custom_id": np.array(ids, dtype=object), "record": np.array(records, dtype=object)}
@@ -88,34 +91,20 @@ def build_processor(model: str, engine_kwargs: Optional[dict] = None,
     return processor
 
 
-def _done_ids(output: str) -> set:
-    """custom_ids that already have a record in `output` (the journal of an earlier run)."""
-    if not os.path.exists(output):
-        return set()
-    done = set()
-    with open(output) as f:
-        for line in f:
-            if line.strip():
-                try:
-                    done.add(json.loads(line).get("custom_id"))
-                except json.JSONDecodeError:
-                    break  # a torn last line: its request runs again
-    return done
-
-
-def _pending_lines(input_path: str, done: set) -> List[str]:
-    lines = []
-    with open(input_path) as f:
-        for line in f:
-            if not line.strip():
-                continue
-            try:
-                custom_id = json.loads(line).get("custom_id")
-            except (json.JSONDecodeError, AttributeError):
-                custom_id = None
-            if custom_id is None or custom_id not in done:
-                lines.append(line.rstrip("\n"))
-    return lines
+def _numbered_lines(input_path: str, wanted: List[int]) -> List[dict]:
+    """Rows {"line_no", "line"} of the lines numbered `wanted` (ascending), split on
+    newlines alone as the batch job reads them."""
+    rows = []
+    wanted_iter = iter(wanted)
+    next_wanted = next(wanted_iter, None)
+    with open(input_path, "rb") as f:
+        for line_no, raw in enumerate(f, start=1):
+            if next_wanted is None:
+                break
+            if line_no == next_wanted:
+                rows.append({"line_no": line_no, "line": raw.rstrip(b"\n").decode("utf-8")})
+                next_wanted = next(wanted_iter, None)
+    return rows
 
 
 def run_batch_file(input_path: str, output_path: str, model: str, engine_kwargs: Optional[dict] = None, *,
@@ -132,25 +121,41 @@ def run_batch_file(input_path: str, output_path: str, model: str, engine_kwargs:
     if not ray.is_initialized():
         ray.init(address=ray_address, log_to_driver=False)
     started = time.monotonic()
-    done = _done_ids(output_path)
-    lines = _pending_lines(input_path, done)
+    # The same plan as `deepbatch run` makes: the journal's torn tail is cut, bad lines
+    # (a repeated custom_id included, wherever its first line is) get their records
+    # here, and only requests without a record are handed to the actors.
     written = 0
-    if lines:
-        ds = ray.data.from_items([{"line": line} for line in lines])
-        ds = ds.map_batches(
-            BatchLinesActor,
-            fn_constructor_kwargs={"model": model, "engine_kwargs": _actor_options(engine_kwargs, cpus_per_actor),
-                                   "model_name": model_name},
-            concurrency=actors, num_cpus=cpus_per_actor, batch_size=batch_size)
-        with open(output_path, "a") as out:
+    with open(output_path, "ab") as out:
+        try:  # one writer at a time, as for `deepbatch run` (the same lock)
+            fcntl.flock(out.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RuntimeError(f"{output_path}: another process is writing this output file") from None
+        plan = _core.plan_batch_file(input_path, output_path)
+        rows = _numbered_lines(input_path, plan["pending"])
+
+        def append(records) -> None:
+            nonlocal written
+            for record in records:
+                out.write(str(record).encode("utf-8") + b"\n")
+                written += 1
+            out.flush()
+            os.fsync(out.fileno())
+
+        append(plan["records"])
+        if rows:
+            ds = ray.data.from_items(rows)
+            ds = ds.map_batches(
+                BatchLinesActor,
+                fn_constructor_kwargs={"model": model,
+                                       "engine_kwargs": _actor_options(engine_kwargs, cpus_per_actor),
+                                       "model_name": model_name},
+                concurrency=actors, num_cpus=cpus_per_actor, batch_size=batch_size)
+            done = set()
             for batch in ds.iter_batches(batch_format="numpy", batch_size=None):
+                fresh = []
                 for custom_id, record in zip(batch["custom_id"], batch["record"]):
-                    if custom_id and custom_id in done:
-                        continue  # never twice, whatever the cluster did
-                    if custom_id:
+                    if custom_id not in done:  # never twice, whatever the cluster did
                         done.add(custom_id)
-                    out.write(str(record) + "\n")
-                    written += 1
-                out.flush()
-                os.fsync(out.fileno())
-    return {"records": written, "skipped": len(done) - written, "seconds": time.monotonic() - started}
+                        fresh.append(record)
+                append(fresh)
+    return {"records": written, "skipped": plan["skipped"], "seconds": time.monotonic() - started}

@@ -25,9 +25,13 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     engine = {k: v for k, v in {"kv_cache_memory": a.kv_cache_memory, "max_num_seqs": a.max_num_seqs}.items()
               if v is not None}
-    summary = run_batch_file(a.input, a.output, a.model, engine, actors=a.actors, cpus_per_actor=a.cpus_per_actor,
-                             batch_size=a.batch_size, model_name=a.model_name,
-                             ray_address=None if a.ray_address == "local" else a.ray_address)
+    try:
+        summary = run_batch_file(a.input, a.output, a.model, engine, actors=a.actors,
+                                 cpus_per_actor=a.cpus_per_actor, batch_size=a.batch_size, model_name=a.model_name,
+                                 ray_address=None if a.ray_address == "local" else a.ray_address)
+    except (ValueError, RuntimeError, OSError) as e:  # a bad file or a busy output: no traceback
+        print(f"deepbatch.ray_batch: error: {e}", file=sys.stderr)
+        return 1
     print(json.dumps(summary), file=sys.stderr)
     return 0
 

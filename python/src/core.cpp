@@ -20,6 +20,7 @@
 #include "api/openai_request.h"
 #include "api/request_body.h"
 #include "batch/batch_job.h"
+#include "batch/batch_plan.h"
 #include "api/chat_request.h"
 #include "bundle/model_bundle.h"
 #include "engine/engine.h"
@@ -179,9 +180,85 @@ class Core {
   // counts. Ctrl-C stops it (requests in flight get no record) and raises
   // KeyboardInterrupt.
   py::dict run_batch(const std::string& input_path, const std::string& output_path, const std::string& model_name) {
+    return run_batch_job(input_path, nullptr, output_path, model_name);
+  }
+  // run_batch over some lines of a batch file, each with its line number there (the
+  // numbers its records name): deepbatch.ray's actors run their share of a file so.
+  py::dict run_batch_lines(const std::vector<std::pair<size_t, std::string>>& lines, const std::string& output_path,
+                           const std::string& model_name) {
+    std::vector<batch::NumberedLine> numbered;
+    numbered.reserve(lines.size());
+    for (const auto& [line_no, text] : lines) numbered.push_back({line_no, text});
+    return run_batch_job("", &numbered, output_path, model_name);
+  }
+
+  // The engine's counters now: sequences running and waiting, tokens and steps so far, KV blocks.
+  py::dict stats() const {
+    const EngineStats st = engine_->stats();
+    py::dict d;
+    d["running"] = st.running;
+    d["waiting"] = st.waiting;
+    d["prompt_tokens"] = st.prompt_tokens;
+    d["generated_tokens"] = st.generated_tokens;
+    d["steps"] = st.steps;
+    d["num_blocks"] = st.num_blocks;
+    d["free_blocks"] = st.free_blocks;
+    d["kv_usage"] = st.kv_usage;
+    return d;
+  }
+
+  void abort(Submission& sub) {
+    for (RequestId id : sub.ids) engine_->abort(id);
+  }
+
+  // Blocks (GIL released) until done() holds under sub.mu; polls Ctrl-C and calls
+  // `progress` between waits. On Ctrl-C: aborts the submission, waits for its ends,
+  // raises KeyboardInterrupt.
+  template <class Done>
+  void wait(Submission& sub, Done done, const py::object& progress = py::none()) {
+    bool interrupted = false;
+    {
+      py::gil_scoped_release release;
+      std::unique_lock<std::mutex> lock(sub.mu);
+      while (!(interrupted ? sub.open == 0 : done())) {
+        sub.cv.wait_for(lock, std::chrono::milliseconds(100));
+        if (interrupted || done()) continue;
+        size_t finished = 0;
+        int64_t tokens = 0;
+        if (!progress.is_none())
+          for (const api::GenerationResult& r : sub.results) {
+            finished += r.done() ? 1 : 0;
+            tokens += r.completion_tokens();
+          }
+        lock.unlock();
+        {
+          py::gil_scoped_acquire acquire;
+          if (PyErr_CheckSignals() != 0) {
+            interrupted = true;
+          } else if (!progress.is_none()) {
+            try {
+              progress(finished, tokens);
+            } catch (py::error_already_set& e) {  // it raised (e.g. KeyboardInterrupt): stop as for Ctrl-C
+              e.restore();  // raised again below, once the engine has ended the requests
+              interrupted = true;
+            }
+          }
+        }
+        if (interrupted) abort(sub);
+        lock.lock();
+      }
+    }
+    if (interrupted) throw py::error_already_set();
+  }
+
+ private:
+  // Runs the batch job on this engine with the GIL released; Ctrl-C stops it.
+  py::dict run_batch_job(const std::string& input_path, const std::vector<batch::NumberedLine>* lines,
+                         const std::string& output_path, const std::string& model_name) {
     std::atomic<bool> stop{false};
     batch::BatchJobOptions o;
     o.input_path = input_path;
+    o.lines = lines;
     o.output_path = output_path;
     o.model_name = model_name;
     o.max_context = bundle_->model().config().max_context;
@@ -231,51 +308,6 @@ class Core {
     return d;
   }
 
-  void abort(Submission& sub) {
-    for (RequestId id : sub.ids) engine_->abort(id);
-  }
-
-  // Blocks (GIL released) until done() holds under sub.mu; polls Ctrl-C and calls
-  // `progress` between waits. On Ctrl-C: aborts the submission, waits for its ends,
-  // raises KeyboardInterrupt.
-  template <class Done>
-  void wait(Submission& sub, Done done, const py::object& progress = py::none()) {
-    bool interrupted = false;
-    {
-      py::gil_scoped_release release;
-      std::unique_lock<std::mutex> lock(sub.mu);
-      while (!(interrupted ? sub.open == 0 : done())) {
-        sub.cv.wait_for(lock, std::chrono::milliseconds(100));
-        if (interrupted || done()) continue;
-        size_t finished = 0;
-        int64_t tokens = 0;
-        if (!progress.is_none())
-          for (const api::GenerationResult& r : sub.results) {
-            finished += r.done() ? 1 : 0;
-            tokens += r.completion_tokens();
-          }
-        lock.unlock();
-        {
-          py::gil_scoped_acquire acquire;
-          if (PyErr_CheckSignals() != 0) {
-            interrupted = true;
-          } else if (!progress.is_none()) {
-            try {
-              progress(finished, tokens);
-            } catch (py::error_already_set& e) {  // it raised (e.g. KeyboardInterrupt): stop as for Ctrl-C
-              e.restore();  // raised again below, once the engine has ended the requests
-              interrupted = true;
-            }
-          }
-        }
-        if (interrupted) abort(sub);
-        lock.lock();
-      }
-    }
-    if (interrupted) throw py::error_already_set();
-  }
-
- private:
   std::shared_ptr<Submission> submit(const std::string& endpoint, const std::vector<std::string>& bodies) {
     const api::Endpoint ep = endpoint == "chat" ? api::Endpoint::ChatCompletions : api::Endpoint::Completions;
     const int64_t max_context = bundle_->model().config().max_context;
@@ -343,6 +375,30 @@ py::dict Stream::next() {
 
 void Stream::abort() { core_.abort(*sub_); }
 
+// What a batch file still needs given its output file (batch::plan_batch): the error
+// records of bad lines not yet written, and the line numbers of the requests to run.
+py::dict plan_batch_file(const std::string& input_path, const std::string& output_path) {
+  batch::BatchPlan plan;
+  try {
+    plan = batch::plan_batch(batch::read_batch_input(input_path), output_path);
+  } catch (const Error& e) {
+    throw py::value_error(e.what());
+  }
+  std::vector<std::string> records;
+  for (size_t i : plan.unrecorded_errors) {
+    const batch::LineError& e = plan.input.errors[i];
+    records.push_back(batch::error_record(e.custom_id, e.code, e.message));
+  }
+  std::vector<size_t> pending;
+  for (size_t i : plan.pending) pending.push_back(plan.input.items[i].line_no);
+  py::dict d;
+  d["records"] = records;
+  d["pending"] = pending;
+  d["skipped"] = plan.skipped;
+  d["input_lines"] = plan.input.lines;
+  return d;
+}
+
 }  // namespace
 }  // namespace db::python
 
@@ -354,6 +410,7 @@ PYBIND11_MODULE(_core, m) {
       .def("__iter__", [](Stream& s) -> Stream& { return s; })
       .def("__next__", &Stream::next)
       .def("abort", &Stream::abort);
+  m.def("plan_batch_file", &db::python::plan_batch_file, py::arg("input_path"), py::arg("output_path"));
   py::class_<Core>(m, "Core")
       .def(py::init<const std::string&, const py::dict&>(), py::arg("model"), py::arg("options"))
       .def("generate", &Core::generate, py::arg("endpoint"), py::arg("bodies"), py::arg("progress") = py::none())
@@ -363,5 +420,7 @@ PYBIND11_MODULE(_core, m) {
       .def("decode", &Core::decode, py::arg("ids"), py::arg("skip_special_tokens") = true)
       .def("max_context", &Core::max_context)
       .def("run_batch", &Core::run_batch, py::arg("input_path"), py::arg("output_path"), py::arg("model_name"))
+      .def("run_batch_lines", &Core::run_batch_lines, py::arg("lines"), py::arg("output_path"), py::arg("model_name"))
+      .def("stats", &Core::stats)
       .def("render_chat", &Core::render_chat, py::arg("messages_json"), py::arg("add_generation_prompt") = true);
 }

@@ -88,20 +88,39 @@ bool is_line_level_code(std::string_view code) {
   return code == kInvalidJson || code == kMissingCustomId || code == kDuplicateCustomId;
 }
 
+namespace {
+
+// Collects the input line by line (blank lines skipped), in file order.
+class InputBuilder {
+ public:
+  void add(std::string_view text, size_t line_no) {
+    if (is_blank(text)) return;
+    ++out_.lines;
+    auto parsed = parse_line(text, line_no, seen_);
+    if (auto* item = std::get_if<BatchItem>(&parsed)) out_.items.push_back(std::move(*item));
+    else out_.errors.push_back(std::move(std::get<LineError>(parsed)));
+  }
+  BatchInput take() { return std::move(out_); }
+
+ private:
+  BatchInput out_;
+  std::unordered_set<std::string> seen_;
+};
+
+}  // namespace
+
 BatchInput parse_batch_input(std::istream& in) {
-  BatchInput out;
-  std::unordered_set<std::string> seen;
+  InputBuilder builder;
   std::string text;
   size_t line_no = 0;
-  while (std::getline(in, text)) {
-    ++line_no;
-    if (is_blank(text)) continue;
-    ++out.lines;
-    auto parsed = parse_line(text, line_no, seen);
-    if (auto* item = std::get_if<BatchItem>(&parsed)) out.items.push_back(std::move(*item));
-    else out.errors.push_back(std::move(std::get<LineError>(parsed)));
-  }
-  return out;
+  while (std::getline(in, text)) builder.add(text, ++line_no);
+  return builder.take();
+}
+
+BatchInput parse_numbered_lines(const std::vector<NumberedLine>& lines) {
+  InputBuilder builder;
+  for (const NumberedLine& line : lines) builder.add(line.text, line.line_no);
+  return builder.take();
 }
 
 BatchInput read_batch_input(const std::string& path) {

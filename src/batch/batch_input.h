@@ -45,6 +45,15 @@ struct BatchInput {
 
 // Parses every line of `in`. Never throws for bad lines.
 BatchInput parse_batch_input(std::istream& in);
+
+// A line of an input file with its 1-based number there (a part of a file run
+// elsewhere, as deepbatch.ray's actors do, keeps the file's line numbers).
+struct NumberedLine {
+  size_t line_no = 0;
+  std::string text;
+};
+// parse_batch_input over lines taken from a file, in file order.
+BatchInput parse_numbered_lines(const std::vector<NumberedLine>& lines);
 // Reads the file at `path`; throws db::Error when it cannot be opened.
 BatchInput read_batch_input(const std::string& path);
 

@@ -12,6 +12,7 @@
 #include "api/openai_request.h"
 #include "api/timeout_error.h"
 #include "batch/batch_input.h"
+#include "batch/batch_plan.h"
 #include "batch/batch_record.h"
 #include "bundle/model_bundle.h"
 #include "engine/engine.h"
@@ -44,7 +45,7 @@ class BatchJob {
   BatchSummary run();
 
  private:
-  void write_bad_lines(const BatchInput& input, JournalState& state);
+  void write_bad_lines(const BatchPlan& plan);
   void start(const BatchItem& item);
   void submit_parts(Group* g, api::PreparedRequest& prepared);
   void on_output(Group* g, size_t part, const SampleOutput& out, const RequestStats& stats, bool final);
@@ -87,19 +88,9 @@ class BatchJob {
   size_t open_parts_ = 0;                                      // submitted parts without their final output
 };
 
-void BatchJob::write_bad_lines(const BatchInput& input, JournalState& state) {
-  for (const LineError& e : input.errors) {
-    if (is_line_level_code(e.code)) {
-      auto it = state.line_errors.find({e.code, e.custom_id.value_or("")});
-      if (it != state.line_errors.end() && it->second > 0) {
-        --it->second;
-        ++summary_.skipped;
-        continue;
-      }
-    } else if (e.custom_id && state.finished.count(*e.custom_id)) {
-      ++summary_.skipped;
-      continue;
-    }
+void BatchJob::write_bad_lines(const BatchPlan& plan) {
+  for (size_t i : plan.unrecorded_errors) {
+    const LineError& e = plan.input.errors[i];
     writer_.append(error_record(e.custom_id, e.code, e.message));
     ++summary_.failed;
     count_record(false);
@@ -292,7 +283,9 @@ void BatchJob::drain_until_idle() {
 }
 
 BatchSummary BatchJob::run() {
-  JournalState state = recover_journal(opts_.output_path);
+  const BatchPlan plan =
+      plan_batch(opts_.lines ? parse_numbered_lines(*opts_.lines) : read_batch_input(opts_.input_path), opts_.output_path);
+  const JournalState& state = plan.journal;
   if (opts_.progress_out && state.records > 0) {
     std::fprintf(opts_.progress_out, "[deepbatch run] resuming: %zu records already in %s", state.records,
                  opts_.output_path.c_str());
@@ -301,10 +294,10 @@ BatchSummary BatchJob::run() {
                    static_cast<unsigned long long>(state.truncated_bytes));
     std::fputc('\n', opts_.progress_out);
   }
-  const BatchInput input = read_batch_input(opts_.input_path);
-  summary_.input_lines = input.lines;
+  summary_.input_lines = plan.input.lines;
+  summary_.skipped = plan.skipped;
   if (opts_.counters) {
-    opts_.counters->total = input.lines;
+    opts_.counters->total = plan.input.lines;
     opts_.counters->completed = state.records - state.error_records;
     opts_.counters->failed = state.error_records;
   }
@@ -313,13 +306,10 @@ BatchSummary BatchJob::run() {
   masks_at_start_ = at_start.constraint_masks;
   mask_seconds_at_start_ = at_start.constraint_mask_seconds;
   spec_at_start_ = at_start.spec;
-  write_bad_lines(input, state);
+  write_bad_lines(plan);
 
   std::vector<const BatchItem*> pending;
-  for (const BatchItem& item : input.items) {
-    if (state.finished.count(item.custom_id)) ++summary_.skipped;
-    else pending.push_back(&item);
-  }
+  for (size_t i : plan.pending) pending.push_back(&plan.input.items[i]);
   total_ = pending.size();
 
   size_t next = 0;

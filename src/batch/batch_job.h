@@ -16,7 +16,9 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "batch/batch_input.h"
 #include "batch/batch_record.h"
 #include "batch/journal.h"
 #include "batch/progress.h"
@@ -38,6 +40,8 @@ struct BatchCounters {
 
 struct BatchJobOptions {
   std::string input_path;          // OpenAI Batch API request file (JSONL)
+  const std::vector<NumberedLine>* lines = nullptr;  // when set, the input instead of input_path's file
+                                                     // (lines of a file run elsewhere, with their numbers)
   std::string output_path;         // batch output file (JSONL); also the journal to resume from
   std::string model_name;          // "model" in responses of requests that name none
   int64_t max_context = 0;         // the model's context length in tokens

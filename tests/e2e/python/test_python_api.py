@@ -144,13 +144,59 @@ def test_async_requests_run_together(llm):
     assert asyncio.run(main()) == expected
 
 
+def wait_until_idle(llm, seconds=30.0):
+    deadline = time.monotonic() + seconds
+    while llm.get_num_unfinished_requests() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return llm.get_num_unfinished_requests() == 0
+
+
+def test_cancelling_an_async_request_mid_step_aborts_it(llm):
+    """A task cancelled while it awaits a step (the executor inside next()) ends its
+    request: the engine goes idle long before the request's 2000 tokens."""
+    engine = AsyncLLM(llm=llm)
+    assert wait_until_idle(llm)
+    before = llm.stats()["generated_tokens"]
+
+    async def main():
+        first = asyncio.Event()
+
+        async def consume():
+            async for _ in engine.generate(PROMPTS[1], SamplingParams(temperature=0, max_tokens=2000, ignore_eos=True)):
+                first.set()
+
+        task = asyncio.create_task(consume())
+        await first.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    assert wait_until_idle(llm), "the cancelled request still runs"
+    generated = llm.stats()["generated_tokens"] - before
+    assert 0 < generated < 1000, generated
+
+
 def test_progress_bar(llm, capsys):
     llm.generate(PROMPTS, SamplingParams(temperature=0, max_tokens=48), use_tqdm=True)
     err = capsys.readouterr().err
     assert "Processed prompts" in err and "tok/s" in err and "4/4" in err, err
 
 
-def test_bad_inputs_raise(llm):
+def unknown_architecture_copy(tmp_path) -> str:
+    """The default model with its general.architecture ("llama") renamed "mamba", an
+    architecture the engine does not implement."""
+    data = bytearray(open(MODEL, "rb").read())
+    key = b"general.architecture"
+    at = data.index(key) + len(key) + 4 + 8  # the key, its value type (u32), the string length (u64)
+    assert data[at:at + 5] == b"llama"
+    data[at:at + 5] = b"mamba"
+    path = tmp_path / "unknown-architecture.gguf"
+    path.write_bytes(bytes(data))
+    return str(path)
+
+
+def test_bad_inputs_raise(llm, tmp_path):
     with pytest.raises(ValueError, match="temperature"):
         llm.generate("hi", SamplingParams(temperature=-1))
     with pytest.raises(ValueError, match="vocabulary|token"):
@@ -161,6 +207,8 @@ def test_bad_inputs_raise(llm):
         LLM("no-such-model.gguf")
     with pytest.raises(TypeError, match="unknown engine option 'max_seqs'"):
         LLM(MODEL, max_seqs=4)
+    with pytest.raises(ValueError, match="mamba"):
+        LLM(unknown_architecture_copy(tmp_path), threads=1)
     # The engine still serves after the refusals.
     assert llm.generate("hi", SamplingParams(max_tokens=2))[0].outputs[0].token_ids
 
@@ -184,6 +232,42 @@ def test_two_threads_generate_at_once(llm):
     assert long_done.is_set()
 
 
+def test_two_threads_share_the_engines_steps(llm):
+    """Two threads' calls run in the same engine steps, so together they take about half
+    the steps of the same calls one after the other: what makes them faster than
+    serialized (bench/python measures the time). A call holding the GIL would make the
+    second wait, and the steps add up."""
+    params = SamplingParams(temperature=0, max_tokens=64, ignore_eos=True)
+    halves = [PROMPTS[:2], PROMPTS[2:]]
+
+    def steps_of(run) -> int:
+        assert wait_until_idle(llm)
+        before = llm.stats()["steps"]
+        run()
+        return llm.stats()["steps"] - before
+
+    serial_outputs = []
+    serial = steps_of(lambda: serial_outputs.extend(llm.generate(h, params, use_tqdm=False) for h in halves))
+    together_outputs = [None, None]
+    start = threading.Barrier(2)
+
+    def job(i):
+        start.wait()
+        together_outputs[i] = llm.generate(halves[i], params, use_tqdm=False)
+
+    def run_together():
+        threads = [threading.Thread(target=job, args=(i,)) for i in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+
+    together = steps_of(run_together)
+    assert [[o.outputs[0].token_ids for o in outs] for outs in together_outputs] == \
+        [[o.outputs[0].token_ids for o in outs] for outs in serial_outputs]
+    assert serial >= 128 and together <= 0.75 * serial, (serial, together)
+
+
 def test_ctrl_c_aborts_cleanly(llm):
     timer = threading.Timer(0.5, _thread.interrupt_main)
     timer.start()
@@ -192,6 +276,7 @@ def test_ctrl_c_aborts_cleanly(llm):
         llm.generate(PROMPTS, SamplingParams(temperature=0, max_tokens=2000, ignore_eos=True))
     assert time.monotonic() - started < 30
     timer.join()
+    assert wait_until_idle(llm, 5.0)
     # The aborted requests' KV blocks came back: a full-size batch still runs.
     outs = llm.generate(PROMPTS, SamplingParams(temperature=0, max_tokens=8))
     assert all(len(o.outputs[0].token_ids) == 8 for o in outs)

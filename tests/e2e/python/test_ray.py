@@ -2,6 +2,7 @@
 processes of one CPU each, so each actor's engine gets one thread): a 200-request batch
 file gives, record for record, what `deepbatch run` gives (greedy), each custom_id once,
 also when one actor is killed (SIGKILL) mid-run; and a rerun resumes from the output."""
+import fcntl
 import json
 import os
 import signal
@@ -86,6 +87,61 @@ def test_a_batch_file_equals_deepbatch_run(cluster, batch_file, tmp_path):
     # A rerun finds every record in the output (its journal) and runs nothing.
     assert run_batch_file(str(src), str(out), MODEL, ENGINE, actors=2)["records"] == 0
     assert len(read_records(out)) == 200
+
+
+def record_keys(path) -> list:
+    """Every record as (custom_id, error code, error message or answers), sorted: bad lines
+    may share a custom_id (a repeated one) or have none."""
+    keys = []
+    with open(path) as f:
+        for line in f:
+            r = json.loads(line)
+            if r["error"] is not None:
+                keys.append((str(r["custom_id"]), r["error"]["code"], r["error"]["message"]))
+            else:
+                keys.append((r["custom_id"], "", repr(answers(r))))
+    return sorted(keys)
+
+
+def test_bad_lines_and_a_repeated_custom_id_get_deepbatch_runs_records(cluster, tmp_path):
+    """A repeated custom_id far from its first line (another batch), bad JSON, a line
+    without custom_id, a bad body and a blank line: the same records as `deepbatch run`,
+    their line numbers included; a rerun writes nothing, and a journal cut mid-record is
+    completed to the same records."""
+    lines = []
+    for i in range(24):
+        body = {"prompt": f"Fact {i} about {TOPICS[i % len(TOPICS)]}:", "temperature": 0, "max_tokens": 6}
+        lines.append(json.dumps({"custom_id": f"req-{i}", "method": "POST", "url": "/v1/completions", "body": body}))
+    lines[11] = lines[11].replace('"temperature": 0', '"temperature": -1')
+    lines.insert(2, '{"custom_id": "broken", "method": ')
+    lines.insert(6, json.dumps({"method": "POST", "url": "/v1/completions", "body": {"prompt": "x"}}))
+    lines.insert(14, "   ")
+    lines.insert(24, lines[1].replace("Fact 1 ", "Another fact "))  # req-1 again, 23 lines on
+    src = tmp_path / "in.jsonl"
+    src.write_text("\n".join(lines) + "\n")
+    expected = tmp_path / "expected.jsonl"
+    subprocess.run([BINARY, "run", "-m", MODEL, "-t", "2", "--kv-cache-memory", str(ENGINE["kv_cache_memory"]),
+                    "-i", str(src), "-o", str(expected), "--no-progress"], check=True, capture_output=True, timeout=300)
+    want = record_keys(expected)
+    codes = sorted(k[1] for k in want if k[1])
+    assert codes == ["duplicate_custom_id", "invalid_json", "invalid_value", "missing_custom_id"], codes
+
+    out = tmp_path / "out.jsonl"
+    with open(out, "ab") as busy:  # another writer holds the output: refused, nothing written
+        fcntl.flock(busy.fileno(), fcntl.LOCK_EX)
+        with pytest.raises(RuntimeError, match="another process is writing"):
+            run_batch_file(str(src), str(out), MODEL, ENGINE, actors=2)
+    assert out.stat().st_size == 0
+    summary = run_batch_file(str(src), str(out), MODEL, ENGINE, actors=2, cpus_per_actor=1, batch_size=4)
+    assert summary["records"] == len(want)
+    assert record_keys(out) == want
+    assert run_batch_file(str(src), str(out), MODEL, ENGINE, actors=2, batch_size=4)["records"] == 0
+
+    with open(out, "rb") as f:
+        kept = f.read().split(b"\n")
+    out.write_bytes(b"\n".join(kept[:10]) + b"\n" + kept[10][:15])  # 10 records and a torn one
+    assert run_batch_file(str(src), str(out), MODEL, ENGINE, actors=2, batch_size=4)["records"] == len(want) - 10
+    assert record_keys(out) == want
 
 
 def actor_pids():

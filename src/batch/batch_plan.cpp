@@ -1,0 +1,34 @@
+#include "batch/batch_plan.h"
+
+#include <utility>
+
+namespace db::batch {
+
+BatchPlan plan_batch(BatchInput input, const std::string& output_path) {
+  BatchPlan plan;
+  plan.journal = recover_journal(output_path);
+  plan.input = std::move(input);
+  JournalState state = plan.journal;  // line-level counts are consumed as lines match them
+  for (size_t i = 0; i < plan.input.errors.size(); ++i) {
+    const LineError& e = plan.input.errors[i];
+    bool recorded = false;
+    if (is_line_level_code(e.code)) {
+      auto it = state.line_errors.find({e.code, e.custom_id.value_or("")});
+      if (it != state.line_errors.end() && it->second > 0) {
+        --it->second;
+        recorded = true;
+      }
+    } else {
+      recorded = e.custom_id && state.finished.count(*e.custom_id) > 0;
+    }
+    if (recorded) ++plan.skipped;
+    else plan.unrecorded_errors.push_back(i);
+  }
+  for (size_t i = 0; i < plan.input.items.size(); ++i) {
+    if (state.finished.count(plan.input.items[i].custom_id)) ++plan.skipped;
+    else plan.pending.push_back(i);
+  }
+  return plan;
+}
+
+}  // namespace db::batch
