@@ -14,12 +14,18 @@ Message = Dict[str, object]
 class LLM:
     """Loads `model` (a GGUF file or checkpoint directory) and starts an engine on it.
 
-    Engine options (None: the engine's default): threads (0 = all cores), max_num_seqs,
-    max_num_batched_tokens, block_size (16 or 64), kv_cache_dtype ("f16", "bf16", "f32"),
-    kv_cache_memory (bytes), kv_cache_fraction (of available memory when kv_cache_memory is
-    unset), enable_prefix_caching, speculative ("ngram", "draft_model", "mtp"),
-    speculative_model, num_speculative_tokens. Raises ValueError for a model that cannot be
-    opened or a bad option, TypeError for an unknown one.
+    Engine options (None: the engine's default) are the CLI's engine options with
+    underscores (`deepbatch run --help`): threads (0 = all cores), max_num_seqs,
+    max_num_batched_tokens, long_prefill_threshold, block_size (16 or 64), kv_cache_dtype
+    ("f16", "bf16", "f32"), kv_cache_memory (bytes), kv_cache_fraction (of available
+    memory when kv_cache_memory is unset), enable_prefix_caching; per priority class (three
+    numbers) kv_watermarks and max_queue_wait, queue_timeout_action ("promote" or
+    "reject"), interactive_step_tokens, interactive_hold (seconds); memory_guard (bool),
+    memory_guard_high, memory_guard_low, memory_limit (bytes); sla_tpot_p99, sla_ttft_p99,
+    sla_window (seconds); speculative ("ngram", "draft_model", "mtp"), speculative_model,
+    num_speculative_tokens, ngram_min, ngram_max, speculative_adaptive (bool). Raises
+    ValueError for a model that cannot be opened or a value out of range, TypeError for an
+    unknown option or a value of the wrong type.
     """
 
     def __init__(self, model: str, **engine_options):

@@ -6,6 +6,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -13,6 +15,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "api/api_error.h"
@@ -31,30 +34,90 @@ namespace py = pybind11;
 namespace db::python {
 namespace {
 
-// The engine options LLM(...) takes besides the model, by name.
+// The engine options LLM(...) takes besides the model, by name: the CLI's engine
+// options (--max-num-seqs -> max_num_seqs), with Python values (True/False for on/off,
+// three-number sequences for per-class values). The engine validates the values.
+using OptionSetter = void (*)(EngineConfig&, const py::handle&);
+
+const std::vector<std::pair<std::string, OptionSetter>>& engine_option_table() {
+  static const std::vector<std::pair<std::string, OptionSetter>> table = {
+      {"threads", [](EngineConfig& c, const py::handle& v) { c.threads = py::cast<int>(v); }},
+      {"max_num_seqs", [](EngineConfig& c, const py::handle& v) { c.max_num_seqs = py::cast<int>(v); }},
+      {"max_num_batched_tokens",
+       [](EngineConfig& c, const py::handle& v) { c.max_num_batched_tokens = py::cast<int>(v); }},
+      {"long_prefill_threshold",
+       [](EngineConfig& c, const py::handle& v) { c.long_prefill_threshold = py::cast<int>(v); }},
+      {"block_size", [](EngineConfig& c, const py::handle& v) { c.block_size = py::cast<int>(v); }},
+      {"kv_cache_dtype",
+       [](EngineConfig& c, const py::handle& v) {
+         c.kv_dtype = kv_dtype_from_name(py::cast<std::string>(v), "kv_cache_dtype");
+       }},
+      {"kv_cache_memory", [](EngineConfig& c, const py::handle& v) { c.kv_cache_memory = py::cast<int64_t>(v); }},
+      {"kv_cache_fraction", [](EngineConfig& c, const py::handle& v) { c.kv_cache_fraction = py::cast<double>(v); }},
+      {"enable_prefix_caching",
+       [](EngineConfig& c, const py::handle& v) { c.enable_prefix_caching = py::cast<bool>(v); }},
+      {"kv_watermarks",
+       [](EngineConfig& c, const py::handle& v) { c.kv_watermarks = py::cast<std::array<double, 3>>(v); }},
+      {"max_queue_wait",
+       [](EngineConfig& c, const py::handle& v) { c.max_queue_wait = py::cast<std::array<double, 3>>(v); }},
+      {"queue_timeout_action",
+       [](EngineConfig& c, const py::handle& v) {
+         const std::string action = py::cast<std::string>(v);
+         if (action != "promote" && action != "reject")
+           throw Error("queue_timeout_action: expected 'promote' or 'reject', got '" + action + "'");
+         c.reject_on_queue_timeout = action == "reject";
+       }},
+      {"interactive_step_tokens",
+       [](EngineConfig& c, const py::handle& v) { c.interactive_step_tokens = py::cast<int>(v); }},
+      {"interactive_hold", [](EngineConfig& c, const py::handle& v) { c.interactive_hold_s = py::cast<double>(v); }},
+      {"memory_guard", [](EngineConfig& c, const py::handle& v) { c.memory_guard.enabled = py::cast<bool>(v); }},
+      {"memory_guard_high",
+       [](EngineConfig& c, const py::handle& v) { c.memory_guard.high_water = py::cast<double>(v); }},
+      {"memory_guard_low", [](EngineConfig& c, const py::handle& v) { c.memory_guard.low_water = py::cast<double>(v); }},
+      {"memory_limit", [](EngineConfig& c, const py::handle& v) { c.memory_guard.limit_bytes = py::cast<int64_t>(v); }},
+      {"sla_tpot_p99", [](EngineConfig& c, const py::handle& v) { c.sla.tpot_p99_s = py::cast<double>(v); }},
+      {"sla_ttft_p99", [](EngineConfig& c, const py::handle& v) { c.sla.ttft_p99_s = py::cast<double>(v); }},
+      {"sla_window", [](EngineConfig& c, const py::handle& v) { c.sla_window_s = py::cast<double>(v); }},
+      {"speculative", [](EngineConfig& c, const py::handle& v) { c.speculative.method = py::cast<std::string>(v); }},
+      {"speculative_model",
+       [](EngineConfig& c, const py::handle& v) { c.speculative.model = py::cast<std::string>(v); }},
+      {"num_speculative_tokens",
+       [](EngineConfig& c, const py::handle& v) { c.speculative.num_tokens = py::cast<int>(v); }},
+      {"ngram_min", [](EngineConfig& c, const py::handle& v) { c.speculative.ngram_min = py::cast<int>(v); }},
+      {"ngram_max", [](EngineConfig& c, const py::handle& v) { c.speculative.ngram_max = py::cast<int>(v); }},
+      {"speculative_adaptive",
+       [](EngineConfig& c, const py::handle& v) { c.speculative.adaptive = py::cast<bool>(v); }},
+  };
+  return table;
+}
+
+// Raises TypeError for an unknown option or a value of the wrong type, ValueError
+// (db::Error) for a value out of its set.
 EngineConfig engine_config(const py::dict& opts) {
   EngineConfig c;
+  const auto& table = engine_option_table();
   for (const auto& [key, value] : opts) {
     const std::string k = py::cast<std::string>(key);
     if (value.is_none()) continue;
-    if (k == "threads") c.threads = py::cast<int>(value);
-    else if (k == "max_num_seqs") c.max_num_seqs = py::cast<int>(value);
-    else if (k == "max_num_batched_tokens") c.max_num_batched_tokens = py::cast<int>(value);
-    else if (k == "block_size") c.block_size = py::cast<int>(value);
-    else if (k == "kv_cache_dtype") c.kv_dtype = kv_dtype_from_name(py::cast<std::string>(value), "kv_cache_dtype");
-    else if (k == "kv_cache_memory") c.kv_cache_memory = py::cast<int64_t>(value);
-    else if (k == "kv_cache_fraction") c.kv_cache_fraction = py::cast<double>(value);
-    else if (k == "enable_prefix_caching") c.enable_prefix_caching = py::cast<bool>(value);
-    else if (k == "speculative") c.speculative.method = py::cast<std::string>(value);
-    else if (k == "speculative_model") c.speculative.model = py::cast<std::string>(value);
-    else if (k == "num_speculative_tokens") c.speculative.num_tokens = py::cast<int>(value);
-    else
-      throw py::type_error("unknown engine option '" + k +
-                           "' (known: threads, max_num_seqs, max_num_batched_tokens, block_size, kv_cache_dtype, "
-                           "kv_cache_memory, kv_cache_fraction, enable_prefix_caching, speculative, "
-                           "speculative_model, num_speculative_tokens)");
+    auto it = std::find_if(table.begin(), table.end(), [&](const auto& entry) { return entry.first == k; });
+    if (it == table.end()) {
+      std::string known;
+      for (const auto& entry : table) known += (known.empty() ? "" : ", ") + entry.first;
+      throw py::type_error("unknown engine option '" + k + "' (known: " + known + ")");
+    }
+    try {
+      it->second(c, value);
+    } catch (const py::cast_error&) {
+      throw py::type_error("engine option '" + k + "': a value of type " +
+                           py::cast<std::string>(py::str(py::type::of(value).attr("__name__"))) + " does not fit");
+    }
   }
-  if (!c.speculative.model.empty() && c.speculative.method.empty()) c.speculative.method = "draft_model";
+  if (!c.speculative.model.empty()) {
+    if (c.speculative.method.empty()) c.speculative.method = "draft_model";
+    else if (c.speculative.method != "draft_model")
+      throw Error("speculative_model: drafts with a model; it does not combine with speculative='" +
+                  c.speculative.method + "'");
+  }
   return c;
 }
 

@@ -213,6 +213,37 @@ def test_bad_inputs_raise(llm, tmp_path):
     assert llm.generate("hi", SamplingParams(max_tokens=2))[0].outputs[0].token_ids
 
 
+def test_every_engine_option_of_the_cli_is_taken(llm):
+    """The CLI's engine options by their Python names: all at once the greedy output is
+    unchanged; max_num_seqs reaches the engine (one sequence at a time: a step per token);
+    bad values raise."""
+    params = SamplingParams(temperature=0, max_tokens=8, ignore_eos=True)
+    expected = [o.outputs[0].token_ids for o in llm.generate(PROMPTS, params, use_tqdm=False)]
+    options = dict(threads=1, max_num_seqs=1, max_num_batched_tokens=512, long_prefill_threshold=64, block_size=64,
+                   kv_cache_dtype="f32", kv_cache_memory=KV_MEMORY, enable_prefix_caching=False,
+                   kv_watermarks=(0, 0.02, 0.04), max_queue_wait=[0, 30, 60], queue_timeout_action="reject",
+                   interactive_step_tokens=8, interactive_hold=0.5, memory_guard=True, memory_guard_high=0.95,
+                   memory_guard_low=0.85, memory_limit=8 << 30, sla_tpot_p99=5.0, sla_ttft_p99=10.0, sla_window=1.0,
+                   speculative="ngram", num_speculative_tokens=3, ngram_min=2, ngram_max=3, speculative_adaptive=False)
+    one_at_a_time = LLM(MODEL, **options)
+    outs = one_at_a_time.generate(PROMPTS, params, use_tqdm=False)
+    assert [o.outputs[0].token_ids for o in outs] == expected
+    # One sequence per step: each prompt takes its own prefill and at least two steps
+    # for 8 tokens (at most 1 + 3 drafts a step); four at once take 9 steps in all.
+    assert one_at_a_time.stats()["steps"] >= len(PROMPTS) * 3, one_at_a_time.stats()
+    del one_at_a_time
+    with pytest.raises(ValueError, match="kv_watermarks"):
+        LLM(MODEL, kv_watermarks=(0.5, 0.1, 0))
+    with pytest.raises(ValueError, match="queue_timeout_action"):
+        LLM(MODEL, queue_timeout_action="drop")
+    with pytest.raises(TypeError, match="memory_guard"):
+        LLM(MODEL, memory_guard="off")
+    with pytest.raises(TypeError, match="kv_watermarks"):
+        LLM(MODEL, kv_watermarks=(0, 0.1))
+    with pytest.raises(ValueError, match="speculative_model"):
+        LLM(MODEL, speculative="ngram", speculative_model=MODEL)
+
+
 def test_two_threads_generate_at_once(llm):
     """A long generation on one thread does not hold the GIL: a short one on the main
     thread finishes while it runs (batched beside it by the engine)."""
