@@ -247,11 +247,11 @@ class Core {
   }
   // run_batch over some lines of a batch file, each with its line number there (the
   // numbers its records name): deepbatch.ray's actors run their share of a file so.
-  py::dict run_batch_lines(const std::vector<std::pair<size_t, std::string>>& lines, const std::string& output_path,
+  py::dict run_batch_lines(std::vector<std::pair<size_t, std::string>> lines, const std::string& output_path,
                            const std::string& model_name) {
     std::vector<batch::NumberedLine> numbered;
     numbered.reserve(lines.size());
-    for (const auto& [line_no, text] : lines) numbered.push_back({line_no, text});
+    for (auto& [line_no, text] : lines) numbered.push_back({line_no, std::move(text)});
     return run_batch_job("", &numbered, output_path, model_name);
   }
 
