@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "loadtest/random.h"
+#include "util/random.h"
 
 namespace db::loadtest {
 

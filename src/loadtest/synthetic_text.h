@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "loadtest/random.h"
+#include "util/random.h"
 
 namespace db::loadtest {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "loadtest/random.h"
+#include "util/random.h"
 #include "loadtest/synthetic_text.h"
 #include "util/error.h"
 

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "loadtest/length_dist.h"
+#include "util/length_dist.h"
 
 namespace db::loadtest {
 

@@ -8,7 +8,7 @@
 #include <sstream>
 #include <vector>
 
-#include "loadtest/length_dist.h"
+#include "util/length_dist.h"
 #include "loadtest/synthetic_text.h"
 #include "loadtest/workload.h"
 #include "util/error.h"

@@ -1,4 +1,4 @@
-#include "loadtest/length_dist.h"
+#include "util/length_dist.h"
 
 #include <algorithm>
 #include <charconv>
@@ -8,7 +8,7 @@
 
 #include "util/error.h"
 
-namespace db::loadtest {
+namespace db {
 
 std::string LengthDist::describe() const {
   char buf[96];
@@ -91,4 +91,4 @@ int32_t draw_length(const LengthDist& d, Rng& rng) {
   return static_cast<int32_t>(std::llround(x));
 }
 
-}  // namespace db::loadtest
+}  // namespace db

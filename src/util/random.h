@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <random>
 
-namespace db::loadtest {
+namespace db {
 
 class Rng {
  public:
@@ -28,4 +28,4 @@ class Rng {
 // e.g. lengths and prompt words of one workload do not share a sequence.
 uint64_t derive_seed(uint64_t seed, uint64_t stream);
 
-}  // namespace db::loadtest
+}  // namespace db

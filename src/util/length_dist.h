@@ -3,9 +3,9 @@
 #include <cstdint>
 #include <string>
 
-#include "loadtest/random.h"
+#include "util/random.h"
 
-namespace db::loadtest {
+namespace db {
 
 struct LengthDist {
   enum class Kind { Fixed, Uniform, Normal, LogNormal };
@@ -28,4 +28,4 @@ LengthDist parse_length_dist(const std::string& text, const std::string& what);
 // are clipped to [mean - 3 sd, mean + 3 sd]; LogNormal draws have no upper clip.
 int32_t draw_length(const LengthDist& d, Rng& rng);
 
-}  // namespace db::loadtest
+}  // namespace db

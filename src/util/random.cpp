@@ -1,11 +1,11 @@
-#include "loadtest/random.h"
+#include "util/random.h"
 
 #include <cmath>
 #include <numbers>
 
 #include "util/error.h"
 
-namespace db::loadtest {
+namespace db {
 
 double Rng::uniform01() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
 
@@ -56,4 +56,4 @@ uint64_t derive_seed(uint64_t seed, uint64_t stream) {
   return z ^ (z >> 31);
 }
 
-}  // namespace db::loadtest
+}  // namespace db
