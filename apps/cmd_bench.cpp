@@ -37,8 +37,8 @@ struct BenchOptions {
 bench::WorkloadSpec workload_spec(const BenchOptions& o) {
   bench::WorkloadSpec w;
   w.num_requests = o.num_requests;
-  w.input_len = bench::parse_length_dist(o.input_len, "--input-len");
-  w.output_len = bench::parse_length_dist(o.output_len, "--output-len");
+  w.input_len = parse_length_dist(o.input_len, "--input-len");
+  w.output_len = parse_length_dist(o.output_len, "--output-len");
   w.shared_prefix_fraction = o.shared_prefix_fraction;
   w.shared_prefix_len = o.shared_prefix_len;
   w.seed = o.seed;
@@ -123,7 +123,8 @@ void add_workload_options(CLI::App& cmd, BenchOptions& o) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd.add_option("--input-len", o.input_len,
-                 "Prompt length in tokens: N, uniform:MIN:MAX, or normal:MEAN:SD (clipped to mean +- 3 sd)")
+                 "Prompt length in tokens: N, uniform:MIN:MAX, normal:MEAN:SD (clipped to mean +- 3 sd) "
+                 "or lognormal:MEAN:SD")
       ->capture_default_str();
   cmd.add_option("--output-len", o.output_len, "Generated tokens per request (exact: EOS is ignored); same forms")
       ->capture_default_str();

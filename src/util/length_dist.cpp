@@ -10,6 +10,36 @@
 
 namespace db {
 
+namespace {
+
+// A drawn value as a length: rounded to the nearest integer, at least 1.
+int32_t to_length(double x) {
+  x = std::clamp(x, 1.0, static_cast<double>(INT32_MAX));  // also keeps an overflowed exp() finite
+  return static_cast<int32_t>(std::llround(x));
+}
+
+}  // namespace
+
+int32_t LengthDist::min() const {
+  switch (kind) {
+    case Kind::Fixed:
+    case Kind::Uniform: return to_length(a);
+    case Kind::Normal: return to_length(a - 3 * b);
+    case Kind::LogNormal: return 1;
+  }
+  return 1;
+}
+
+int32_t LengthDist::max() const {
+  switch (kind) {
+    case Kind::Fixed: return to_length(a);
+    case Kind::Uniform: return to_length(b);
+    case Kind::Normal: return to_length(a + 3 * b);
+    case Kind::LogNormal: return INT32_MAX;
+  }
+  return INT32_MAX;
+}
+
 std::string LengthDist::describe() const {
   char buf[96];
   switch (kind) {
@@ -87,8 +117,7 @@ int32_t draw_length(const LengthDist& d, Rng& rng) {
       break;
     }
   }
-  x = std::clamp(x, 1.0, static_cast<double>(INT32_MAX));  // also keeps an overflowed exp() finite
-  return static_cast<int32_t>(std::llround(x));
+  return to_length(x);
 }
 
 }  // namespace db

@@ -17,6 +17,9 @@ struct LengthDist {
   double a = 128;
   double b = 0;
 
+  // Smallest and largest length draw_length can return (LogNormal: 1 and INT32_MAX).
+  int32_t min() const;
+  int32_t max() const;
   std::string describe() const;  // the text parse_length_dist accepts: "128", "uniform:64:256", ...
 };
 

@@ -10,33 +10,6 @@
 namespace db::bench {
 namespace {
 
-TEST(SplitMix64, MatchesTheReferenceSequenceForSeedZero) {
-  SplitMix64 rng(0);
-  EXPECT_EQ(rng.next(), 0xE220A8397B1DCDAFull);
-  EXPECT_EQ(rng.next(), 0x6E789E6AA1B965F4ull);
-  EXPECT_EQ(rng.next(), 0x06C45D188009454Full);
-}
-
-TEST(SplitMix64, BelowScalesTheTopBits) {
-  SplitMix64 rng(0);
-  EXPECT_EQ(rng.below(10), 8u);  // 0xE220... / 2^64 = 0.883
-  EXPECT_EQ(rng.below(10), 4u);  // 0x6E78... / 2^64 = 0.431
-  EXPECT_EQ(rng.below(10), 0u);  // 0x06C4... / 2^64 = 0.026
-  EXPECT_EQ(rng.below(1), 0u);
-}
-
-TEST(SplitMix64, UniformAndNormalStayInRange) {
-  SplitMix64 rng(7);
-  double sum = 0;
-  for (int i = 0; i < 10000; ++i) {
-    const double u = rng.uniform01();
-    ASSERT_GE(u, 0.0);
-    ASSERT_LT(u, 1.0);
-    sum += rng.normal();
-  }
-  EXPECT_LT(std::abs(sum / 10000), 0.05);
-}
-
 TEST(LengthDist, ParsesTheThreeForms) {
   const LengthDist f = parse_length_dist("128", "--input-len");
   EXPECT_EQ(f.kind, LengthDist::Kind::Fixed);
@@ -73,7 +46,7 @@ TEST(LengthDist, RejectsBadText) {
 }
 
 TEST(LengthDist, DrawsStayWithinBounds) {
-  SplitMix64 rng(3);
+  Rng rng(3);
   const LengthDist u = parse_length_dist("uniform:5:8", "x");
   const LengthDist n = parse_length_dist("normal:20:4", "x");
   std::vector<int> seen(9, 0);
@@ -101,10 +74,14 @@ TEST(Workload, FixedLengthsAndExactTokens) {
   s.input_len = parse_length_dist("3", "x");
   s.output_len = parse_length_dist("5", "x");
   s.seed = 0;
-  // Fixed lengths draw nothing; tokens come from below(2) = the top bit of each output.
-  const auto w = make_workload(s, {5, 9});
+  // Fixed lengths draw nothing, so the tokens are the seed's first draws of below(2).
+  const std::vector<int32_t> pool = {5, 9};
+  Rng rng(s.seed);
+  std::vector<int32_t> first(3);
+  for (int32_t& t : first) t = pool[rng.below(pool.size())];
+  const auto w = make_workload(s, pool);
   ASSERT_EQ(w.size(), 2u);
-  EXPECT_EQ(w[0].prompt, (std::vector<int32_t>{9, 5, 5}));
+  EXPECT_EQ(w[0].prompt, first);
   EXPECT_EQ(w[0].max_tokens, 5);
   EXPECT_EQ(w[1].prompt.size(), 3u);
   EXPECT_FALSE(w[0].shared_prefix);
