@@ -127,11 +127,15 @@ struct Engine::Impl {
       }
       {
         std::lock_guard<std::mutex> lock(mu);
-        // In place: the router counts reuse their buffers. The pool scans run at most
-        // every kPoolScanInterval while busy (they walk the whole pool), always when idle.
-        const auto now = EngineClock::now();
-        const bool scan = !core.has_unfinished() || now - last_pool_scan >= kPoolScanInterval;
-        if (scan) last_pool_scan = now;
+        // In place: the router counts reuse their buffers. The pool scans (they walk the
+        // whole pool) run when the engine goes idle, and while busy only when asked for,
+        // at most every kPoolScanInterval.
+        bool scan = !core.has_unfinished();
+        if (!scan && pool_scans_while_busy.load(std::memory_order_relaxed)) {
+          const auto now = EngineClock::now();
+          scan = now - last_pool_scan >= kPoolScanInterval;
+          if (scan) last_pool_scan = now;
+        }
         core.read_stats(stats, scan);
         for (const Command& c : cmds)  // now counted by the scheduler itself
           if (c.kind == Command::Kind::Add) --unpublished_adds[priority_slot(c.params.priority)];
@@ -170,6 +174,7 @@ struct Engine::Impl {
   EngineStats stats;                // the scheduler's counts as of the last step
   std::array<int64_t, 3> unpublished_adds{};  // submitted requests not yet in `stats`, per priority class
 
+  std::atomic<bool> pool_scans_while_busy{false};
   EngineClock::time_point last_pool_scan{};  // step thread only
   static constexpr std::chrono::milliseconds kPoolScanInterval{200};
   std::mutex observer_mu;  // guards step_observer (not `mu`: the observer may read stats())
@@ -259,6 +264,10 @@ EngineStats Engine::stats() const {
 }
 
 const EngineConfig& Engine::config() const { return impl_->cfg; }
+
+void Engine::set_pool_scans_while_busy(bool on) {
+  impl_->pool_scans_while_busy.store(on, std::memory_order_relaxed);
+}
 
 void Engine::set_step_observer(StepObserver observer) {
   std::lock_guard<std::mutex> lock(impl_->observer_mu);

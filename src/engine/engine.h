@@ -86,6 +86,8 @@ struct EngineStats {
   double kv_usage = 0;                        // fraction of KV blocks in use
   int64_t num_blocks = 0, free_blocks = 0;    // KV pool size (null block included) and free blocks
   double prefix_cache_hit_rate = 0;           // hit tokens / queried tokens
+  // `pool` and `blocks_by_priority` scan the block pool: refreshed when the engine goes
+  // idle, and while it is busy only with Engine::set_pool_scans_while_busy(true).
   PoolFragmentation pool;                     // free blocks, largest free run, cached blocks
   int64_t evicted_blocks = 0;                 // cached blocks reused for other tokens so far
   int64_t resident_blocks = 0;                // blocks whose memory has been touched (RSS of the pool)
@@ -124,6 +126,10 @@ class Engine {
   // A copy of the stats published after the last step, requests submitted since
   // counted as waiting. Copying a MoE model's router counts allocates.
   EngineStats stats() const;
+  // Whether the stats' block-pool fields (pool, blocks_by_priority) are also
+  // refreshed while requests run, at most every 200 ms (a scan of the whole pool);
+  // off by default: then they are as of the last time the engine went idle.
+  void set_pool_scans_while_busy(bool on);
   const EngineConfig& config() const;
   // Installs (or, with an empty function, removes) the step observer; once this
   // returns, a removed observer is no longer called.

@@ -60,6 +60,7 @@ ServerApp::ServerApp(Engine& engine, const ModelBundle& bundle, ServeConfig conf
   });
   batch_ = mount_batch_api(engine, bundle, config_, quotas_, router_);
   engine.set_step_observer([m = &metrics_](const StepRecord& step) { m->on_step(step); });
+  engine.set_pool_scans_while_busy(true);  // /metrics reports the pool's blocks
   http::ServerOptions options = http_options(config_);
   if (batch_) {  // uploads go to disk as they arrive; only an authenticated client's (the guard runs later)
     options.spool.dir = config_.data_dir + "/spool";
@@ -83,6 +84,7 @@ ServerApp::ServerApp(Engine& engine, const ModelBundle& bundle, ServeConfig conf
 ServerApp::~ServerApp() {
   shutdown_with_timeout(0);
   ctx_.engine.set_step_observer({});  // the engine outlives the metrics
+  ctx_.engine.set_pool_scans_while_busy(false);
 }
 
 int ServerApp::port() const { return http_->port(); }
