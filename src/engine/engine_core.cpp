@@ -144,17 +144,21 @@ EngineCore::EngineCore(Model& model, const Tokenizer& tokenizer, const EngineCon
   }
 }
 
+void EngineCore::forget(RequestId id) {
+  runner_->forget(id);
+  if (spec_) spec_->forget(id);
+  if (sla_) sla_->forget(id);
+}
+
 bool EngineCore::finish_group(RequestId group, RequestStatus status) {
   const std::vector<RequestId> ended = sched_->finish_group(group, status);
-  if (spec_)
-    for (RequestId id : ended) spec_->forget(id);
+  for (RequestId id : ended) forget(id);
   return !ended.empty();
 }
 
 void EngineCore::finish_sequence(RequestId id) {
   const RequestId ids[] = {id};
-  for (RequestId ended : sched_->finish_requests(ids, RequestStatus::FinishedStopped))
-    if (spec_) spec_->forget(ended);
+  for (RequestId ended : sched_->finish_requests(ids, RequestStatus::FinishedStopped)) forget(ended);
 }
 
 std::vector<RequestId> EngineCore::live_groups() const {
@@ -169,6 +173,7 @@ void EngineCore::enforce_limits(std::vector<OutputEvent>& events) {
   const EngineClock::time_point now = EngineClock::now();
   const double now_s = engine_seconds(now);
   for (EndedRequest& ended : sched_->enforce_time_limits(now_s)) {
+    for (RequestId id : ended.sequences) forget(id);
     OutputEvent e;
     e.kind = OutputEvent::Kind::Failed;
     e.group_id = ended.group_id;
@@ -202,7 +207,7 @@ StepRecord EngineCore::step(std::vector<OutputEvent>& events) {
   if (!so.has_work()) {
     DB_CHECK(sched_->num_running() > 0 || sched_->num_waiting() == 0 || !so.preempted_ids.empty(),
              "no waiting request can be admitted into an empty engine");
-    runner_->execute(so);  // lets the runner forget finished sequences
+    runner_->execute(so);  // lets the runner forget preempted sequences
     if (spec_) spec_->observe(so, {}, *sched_, 0, 0, 0);  // ... and the proposer
     return {};
   }
@@ -215,9 +220,6 @@ StepRecord EngineCore::step(std::vector<OutputEvent>& events) {
     return {};
   }
   const std::vector<RequestOutput> outs = sched_->update(so, ro);
-  if (spec_)  // the proposer's state of ended sequences goes now, not when the next step reports them
-    for (const RequestOutput& o : outs)
-      if (is_finished(o.status)) spec_->forget(o.id);
   const EngineClock::time_point done_at = EngineClock::now();
   for (PromptLogprobs& p : ro.prompt_logprobs) {  // before the tokens sampled from the same step
     OutputEvent e;
@@ -255,6 +257,8 @@ StepRecord EngineCore::step(std::vector<OutputEvent>& events) {
       if (d->action != SlaAction::Hold) std::fprintf(stderr, "sla controller: %s\n", d->describe().c_str());
     }
   }
+  for (const RequestOutput& o : outs)  // after the observers, which still read the step's ended sequences
+    if (is_finished(o.status)) forget(o.id);
   return rec;
 }
 
@@ -265,7 +269,7 @@ void EngineCore::fail_step(const SchedulerOutput& so, const std::string& error, 
       if (const Request* req = sched_->find(r.id)) groups.insert(req->group_id);
   const EngineClock::time_point now = EngineClock::now();
   for (RequestId g : groups) {
-    sched_->finish_group(g, RequestStatus::FinishedError);
+    finish_group(g, RequestStatus::FinishedError);
     OutputEvent e;
     e.kind = OutputEvent::Kind::Failed;
     e.group_id = g;

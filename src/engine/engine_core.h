@@ -70,6 +70,9 @@ class EngineCore {
   const std::string& kv_summary() const { return kv_summary_; }
 
  private:
+  // Drops a sequence that ended from the runner, the proposer and the SLA loop, in
+  // the step it ended (the next step's finished_ids would report it too late).
+  void forget(RequestId id);
   void fail_step(const SchedulerOutput& so, const std::string& error, std::vector<OutputEvent>& events);
 
   Model& model_;

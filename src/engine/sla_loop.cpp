@@ -11,7 +11,6 @@ SlaLoop::SlaLoop(SlaControllerConfig cfg, int32_t long_prefill_threshold, int32_
 
 void SlaLoop::observe(const SchedulerOutput& so, const StepComposition& comp, const std::vector<RequestOutput>& outs,
                       double done, double seconds, int32_t waiting) {
-  for (RequestId id : so.finished_ids) first_token_at_.erase(id);  // aborted or stopped on the output side
   for (const RequestOutput& o : outs) {
     if (o.new_tokens.empty()) continue;
     const StepComposition::Sampling* it = comp.find_sampling(o.id);

@@ -28,6 +28,9 @@ class SlaLoop {
   StepLimits step_limits() const;
 
   SlaControllerSnapshot snapshot() const { return ctl_.snapshot(); }
+  // Drops what it holds of a sequence that ended other than in a step it observed
+  // (aborted, stopped on the output side, timed out); no-op for an unknown id.
+  void forget(RequestId id) { first_token_at_.erase(id); }
 
  private:
   SlaController ctl_;

@@ -40,6 +40,9 @@ class ModelRunner {
   // unknown sequence, tokens it does not have) and for model errors.
   ModelRunnerOutput execute(const SchedulerOutput& step);
 
+  // Drops the state of a sequence that ended (no-op for an unknown id), before a
+  // step's finished_ids would report it.
+  void forget(RequestId id) { seqs_.erase(id); }
   // Sequences whose state the runner holds.
   size_t num_sequences() const { return seqs_.size(); }
   // The tokens the runner holds for a sequence (nullptr when unknown).

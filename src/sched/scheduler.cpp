@@ -180,8 +180,8 @@ std::vector<EndedRequest> Scheduler::enforce_time_limits(double now) {
     ++counters_.promotions;
   }
   std::sort(ended.begin(), ended.end(), [](const EndedRequest& a, const EndedRequest& b) { return a.group_id < b.group_id; });
-  for (const EndedRequest& e : ended) {
-    finish_group(e.group_id, e.status);
+  for (EndedRequest& e : ended) {
+    e.sequences = finish_group(e.group_id, e.status);
     ++(e.status == RequestStatus::FinishedTimeout ? counters_.timeouts : counters_.queue_timeouts);
   }
   return ended;

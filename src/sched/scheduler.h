@@ -103,6 +103,7 @@ struct EndedRequest {
   RequestId group_id = 0;
   RequestStatus status = RequestStatus::FinishedTimeout;  // or FinishedQueueTimeout
   std::string message;                                    // what happened, for the caller
+  std::vector<RequestId> sequences;                       // the group's sequences it ended
 };
 
 // Monotonic counters (for metrics).

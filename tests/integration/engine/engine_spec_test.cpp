@@ -142,6 +142,22 @@ TEST_P(EngineSpeculation, StopStringsSeeExactlyTheTokensPlainDecodingSees) {
 INSTANTIATE_TEST_SUITE_P(Proposers, EngineSpeculation, ::testing::Values("ngram", "draft_model"),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
+// A request whose deadline passes while it decodes gives the draft model's blocks
+// back in that step: the engine, idle after it, takes no further step that could.
+TEST(EngineDraftModel, ATimedOutRequestGivesItsDraftBlocksBackAtOnce) {
+  ASSERT_NE(default_bundle(), nullptr);
+  EngineRequest quick = rewrite_request("Rewrite this text in your own words:", 8);
+  EngineRequest slow = rewrite_request("Rewrite this text in your own words:", 4000);
+  slow.ignore_eos = true;
+  slow.timeout_seconds = 2;
+  EngineStats stats;
+  const std::vector<RequestResult> res = run_batch(drafting("draft_model"), {quick, slow}, &stats);
+  EXPECT_EQ(res.at(1).samples.at(0).finish, FinishReason::Timeout);
+  EXPECT_EQ(stats.timeouts, 1);
+  EXPECT_EQ(stats.free_blocks, stats.num_blocks - 1);
+  EXPECT_EQ(stats.spec.proposer_kv_blocks, 0) << "the timed-out request's draft blocks are still held";
+}
+
 TEST(EngineDraftModel, AnotherVocabularyIsRefusedClearly) {
   ASSERT_NE(default_bundle(), nullptr);
   EngineConfig cfg = drafting("draft_model");
