@@ -2,6 +2,10 @@
 
 namespace db::api {
 
+[[noreturn]] void invalid_param(const std::string& message, const std::string& param, const char* code) {
+  throw ApiError(message, param, code);
+}
+
 ApiError::ApiError(std::string message, std::string param, std::string code, int status, std::string type)
     : Error(std::move(message)),
       param_(std::move(param)),

@@ -27,6 +27,10 @@ class ApiError : public Error {
   int status_;
 };
 
+// Throws the 400 of a request field that fails validation.
+[[noreturn]] void invalid_param(const std::string& message, const std::string& param,
+                                const char* code = "invalid_value");
+
 // {"error": {"message", "type", "param", "code"}}; empty param / code become null.
 nlohmann::ordered_json error_body(const ApiError& e);
 // The same shape for any other failure (e.g. the engine's), with param and code null.

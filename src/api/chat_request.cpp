@@ -40,28 +40,24 @@ std::string parse_content(const Json& msg, const std::string& param) {
   return text;
 }
 
-[[noreturn]] void bad(const std::string& message, const std::string& param, const char* code = "invalid_value") {
-  throw ApiError(message, param, code);
-}
-
 // An assistant turn's "tool_calls": [{"id", "type": "function", "function": {"name", "arguments"}}].
 std::vector<ToolCall> parse_tool_calls(const Json& msg, const std::string& param) {
   std::vector<ToolCall> calls;
   const Json* list = find_field(msg, "tool_calls");
   if (!list) return calls;
-  if (!list->is_array()) bad("'" + param + "' must be a list, got " + json_type_name(*list), param, "invalid_type");
+  if (!list->is_array()) invalid_param("'" + param + "' must be a list, got " + json_type_name(*list), param, "invalid_type");
   for (size_t i = 0; i < list->size(); ++i) {
     const Json& c = (*list)[i];
     const std::string p = param + "[" + std::to_string(i) + "]";
-    if (!c.is_object()) bad("'" + p + "' must be an object, got " + json_type_name(c), p, "invalid_type");
+    if (!c.is_object()) invalid_param("'" + p + "' must be an object, got " + json_type_name(c), p, "invalid_type");
     if (opt_string(c, "type", p + ".type").value_or("function") != "function")
-      bad("'" + p + ".type' must be \"function\"", p + ".type");
+      invalid_param("'" + p + ".type' must be \"function\"", p + ".type");
     const Json* fn = find_field(c, "function");
-    if (!fn || !fn->is_object()) bad("'" + p + ".function' must be an object holding 'name'", p + ".function");
+    if (!fn || !fn->is_object()) invalid_param("'" + p + ".function' must be an object holding 'name'", p + ".function");
     ToolCall call;
     call.id = opt_string(c, "id", p + ".id").value_or("");
     call.name = opt_string(*fn, "name", p + ".function.name").value_or("");
-    if (call.name.empty()) bad("'" + p + ".function.name' is required", p + ".function.name");
+    if (call.name.empty()) invalid_param("'" + p + ".function.name' is required", p + ".function.name");
     call.arguments = opt_string(*fn, "arguments", p + ".function.arguments").value_or("{}");
     calls.push_back(std::move(call));
   }
@@ -77,19 +73,19 @@ ChatMessage parse_message(const Json& msg, size_t index) {
   if (!role) throw ApiError("'" + param + ".role' is required", param + ".role", "missing_required_parameter");
   if (*role == "developer") role = "system";
   if (*role != "system" && *role != "user" && *role != "assistant" && *role != "tool")
-    bad("'" + param + ".role' must be \"system\", \"user\", \"assistant\" or \"tool\", got \"" + *role + "\"",
+    invalid_param("'" + param + ".role' must be \"system\", \"user\", \"assistant\" or \"tool\", got \"" + *role + "\"",
         param + ".role");
   ChatMessage m;
   m.role = *role;
   if (m.role == "assistant") m.tool_calls = parse_tool_calls(msg, param + ".tool_calls");
-  else if (find_field(msg, "tool_calls")) bad("'" + param + ".tool_calls' belongs in assistant messages", param + ".tool_calls");
+  else if (find_field(msg, "tool_calls")) invalid_param("'" + param + ".tool_calls' belongs in assistant messages", param + ".tool_calls");
   if (m.role == "tool") {
     auto id = opt_string(msg, "tool_call_id", param + ".tool_call_id");
-    if (!id) bad("'" + param + ".tool_call_id' is required in tool messages", param + ".tool_call_id",
+    if (!id) invalid_param("'" + param + ".tool_call_id' is required in tool messages", param + ".tool_call_id",
                  "missing_required_parameter");
     m.tool_call_id = *id;
   } else if (find_field(msg, "tool_call_id")) {
-    bad("'" + param + ".tool_call_id' belongs in tool messages", param + ".tool_call_id");
+    invalid_param("'" + param + ".tool_call_id' belongs in tool messages", param + ".tool_call_id");
   }
   if (m.tool_calls.empty() || find_field(msg, "content")) m.content = parse_content(msg, param + ".content");
   return m;
@@ -123,7 +119,7 @@ ChatCompletionRequest parse_chat_request(const Json& body) {
   r.tools = parse_tool_fields(body);
   if (std::optional<GrammarSpec> spec = r.tools.constraint()) {
     if (r.common.guided)
-      bad("'tool_choice' \"required\" or a named function constrains the output, so it cannot be combined with '" +
+      invalid_param("'tool_choice' \"required\" or a named function constrains the output, so it cannot be combined with '" +
               r.common.guided->field + "'",
           "tool_choice");
     r.common.guided = GuidedOutput{std::move(*spec), "tool_choice"};

@@ -26,6 +26,10 @@ enum class GGUFType : uint32_t {
   UINT8 = 0, INT8 = 1, UINT16 = 2, INT16 = 3, UINT32 = 4, INT32 = 5, FLOAT32 = 6,
   BOOL = 7, STRING = 8, ARRAY = 9, UINT64 = 10, INT64 = 11, FLOAT64 = 12,
 };
+// The data section's alignment when `general.alignment` is absent, and rounding up to it.
+constexpr uint64_t kGGUFDefaultAlignment = 32;
+constexpr uint64_t gguf_align_up(uint64_t x, uint64_t alignment) { return (x + alignment - 1) / alignment * alignment; }
+
 // "UINT32", "STRING", ...; "type#N" for ids outside the enum.
 std::string gguf_type_name(GGUFType t);
 

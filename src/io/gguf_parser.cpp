@@ -14,7 +14,6 @@ static_assert(std::endian::native == std::endian::little, "GGUF files are read i
 namespace {
 
 constexpr uint32_t kMagic = 0x46554747;  // "GGUF" read as a little-endian u32
-constexpr uint64_t kDefaultAlignment = 32;
 constexpr uint32_t kMaxTypeId = static_cast<uint32_t>(GGUFType::FLOAT64);
 // Smallest encodings, used to reject counts the remaining bytes cannot hold.
 constexpr uint64_t kMinStringBytes = 8;                    // u64 length, empty text
@@ -50,8 +49,6 @@ std::string show_bytes(const uint8_t* p, size_t n) {
   }
   return s + "\"";
 }
-
-uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
 }  // namespace
 
@@ -212,7 +209,7 @@ void GGUFParser::read_array(GGUFValue& out, const std::string& where, int depth)
 void GGUFParser::read_alignment() {
   auto it = f_.kv_.find("general.alignment");
   if (it == f_.kv_.end()) {
-    f_.alignment_ = kDefaultAlignment;
+    f_.alignment_ = kGGUFDefaultAlignment;
     return;
   }
   const GGUFValue& v = it->second;
@@ -289,7 +286,7 @@ void GGUFParser::read_tensor_info() {
 }
 
 void GGUFParser::place_data_section() {
-  uint64_t data_offset = align_up(pos_, f_.alignment_);  // pos_ <= size_, alignment is a power of two
+  uint64_t data_offset = gguf_align_up(pos_, f_.alignment_);  // pos_ <= size_, alignment is a power of two
   f_.data_offset_ = static_cast<size_t>(std::min<uint64_t>(data_offset, size_));
   for (const auto& t : f_.tensors_) {
     uint64_t avail = data_offset <= size_ ? size_ - data_offset : 0;

@@ -13,7 +13,6 @@ namespace db {
 
 namespace {
 
-constexpr uint64_t kDefaultAlignment = 32;
 
 template <class T>
 void put(std::vector<uint8_t>& out, T v) {
@@ -26,8 +25,6 @@ void put_string(std::vector<uint8_t>& out, const std::string& s) {
   put<uint64_t>(out, s.size());
   out.insert(out.end(), s.begin(), s.end());
 }
-
-uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
 [[noreturn]] void bad_value(const std::string& key, const std::string& what) {
   throw Error("GGUF writer: metadata key '" + key + "': " + what);
@@ -116,7 +113,7 @@ GGUFWriter::GGUFWriter(uint64_t alignment) : alignment_(alignment) {
   if (alignment == 0 || !std::has_single_bit(alignment) || alignment > 0xffffffffu)
     throw Error("GGUF writer: alignment: expected a nonzero power of two below 2^32, got " +
                 std::to_string(alignment));
-  if (alignment != kDefaultAlignment) kv_.emplace_back("general.alignment", scalar_u(GGUFType::UINT32, alignment));
+  if (alignment != kGGUFDefaultAlignment) kv_.emplace_back("general.alignment", scalar_u(GGUFType::UINT32, alignment));
 }
 
 void GGUFWriter::add_value(const std::string& key, const GGUFValue& v) {
@@ -195,7 +192,7 @@ size_t GGUFWriter::checked_size(const std::string& name, DType dtype, const std:
 }
 
 void GGUFWriter::append(Tensor t) {
-  t.offset = tensors_.empty() ? 0 : align_up(data_size_, alignment_);
+  t.offset = tensors_.empty() ? 0 : gguf_align_up(data_size_, alignment_);
   data_size_ = t.offset + t.nbytes;
   tensors_.push_back(std::move(t));
 }
@@ -233,7 +230,7 @@ std::vector<uint8_t> GGUFWriter::header_bytes() const {
     put<uint32_t>(out, static_cast<uint32_t>(t.dtype));
     put<uint64_t>(out, t.offset);
   }
-  out.resize(align_up(out.size(), alignment_), 0);
+  out.resize(gguf_align_up(out.size(), alignment_), 0);
   return out;
 }
 

@@ -17,7 +17,7 @@ class GGUFWriter {
  public:
   // `alignment` must be a nonzero power of two; a value other than 32 is recorded as
   // the UINT32 key "general.alignment" (written first).
-  explicit GGUFWriter(uint64_t alignment = 32);
+  explicit GGUFWriter(uint64_t alignment = kGGUFDefaultAlignment);
 
   // Scalars. Keys must be unique; "general.alignment" is reserved for the constructor.
   void add_uint8(const std::string& key, uint8_t v);

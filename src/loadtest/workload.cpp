@@ -12,7 +12,7 @@ namespace db::loadtest {
 namespace {
 
 // Stream numbers for derive_seed: one independent sequence per kind of draw.
-enum Stream : uint64_t { kLengths = 0, kPrefixChoice = 1, kWords = 2, kPrefixText = 3, kSample = 4 };
+enum Stream : uint64_t { kLengthStream = 0, kPrefixChoiceStream = 1, kWordStream = 2, kPrefixTextStream = 3, kSampleStream = 4 };
 
 }  // namespace
 
@@ -28,13 +28,13 @@ void validate(const SyntheticWorkloadSpec& spec) {
 std::vector<RequestSpec> make_synthetic_workload(const SyntheticWorkloadSpec& spec) {
   validate(spec);
   const SharedPrefixSpec& sp = spec.shared_prefix;
-  Rng lengths(derive_seed(spec.seed, kLengths));
-  Rng choice(derive_seed(spec.seed, kPrefixChoice));
-  Rng words(derive_seed(spec.seed, kWords));
+  Rng lengths(derive_seed(spec.seed, kLengthStream));
+  Rng choice(derive_seed(spec.seed, kPrefixChoiceStream));
+  Rng words(derive_seed(spec.seed, kWordStream));
 
   std::vector<std::string> prefixes;
   if (sp.fraction > 0) {
-    Rng prefix_words(derive_seed(spec.seed, kPrefixText));
+    Rng prefix_words(derive_seed(spec.seed, kPrefixTextStream));
     for (int32_t k = 0; k < sp.num_prefixes; ++k) prefixes.push_back(random_words(sp.prefix_tokens, prefix_words));
   }
 
@@ -70,7 +70,7 @@ std::vector<RequestSpec> make_synthetic_workload(const SyntheticWorkloadSpec& sp
 
 std::vector<RequestSpec> sample_requests(const std::vector<RequestSpec>& pool, int32_t count, uint64_t seed) {
   if (pool.empty()) throw Error("no requests to sample from");
-  Rng rng(derive_seed(seed, kSample));
+  Rng rng(derive_seed(seed, kSampleStream));
   std::vector<size_t> order(pool.size());
   std::vector<RequestSpec> out;
   out.reserve(static_cast<size_t>(std::max(count, 0)));

@@ -1,32 +1,28 @@
 #include "server/kv_pool_metrics.h"
 
+#include "server/metric_names.h"
+
 namespace db::server {
-
-namespace {
-
-const std::vector<std::string> kModel = {"model_name"};
-
-}  // namespace
 
 KvPoolMetrics::KvPoolMetrics(std::string model_name)
     : model_(std::move(model_name)),
       usable_(reg_.gauge("deepbatch:kv_cache_usable_blocks", "KV cache blocks that can hold tokens (null block excluded).",
-                         kModel)
+                         kModelLabel)
                   .labels({model_})),
       largest_free_run_(reg_.gauge("deepbatch:kv_cache_largest_free_run_blocks",
                                    "Longest run of consecutive free KV block ids (free memory's contiguity; "
                                    "deepbatch:kv_cache_free_blocks counts all free blocks).",
-                                   kModel)
+                                   kModelLabel)
                             .labels({model_})),
       cached_(reg_.gauge("deepbatch:kv_cache_cached_blocks",
                          "KV blocks registered in the prefix cache, held or free (reusable by matching prompts).",
-                         kModel)
+                         kModelLabel)
                   .labels({model_})),
       resident_(reg_.gauge("deepbatch:kv_cache_resident_blocks",
-                           "KV blocks whose memory has been touched and so counts in the process's RSS.", kModel)
+                           "KV blocks whose memory has been touched and so counts in the process's RSS.", kModelLabel)
                     .labels({model_})),
       evicted_(reg_.counter("deepbatch:kv_cache_evicted_blocks_total",
-                            "Prefix-cache blocks evicted to hold other tokens.", kModel)
+                            "Prefix-cache blocks evicted to hold other tokens.", kModelLabel)
                    .labels({model_})),
       by_priority_(reg_.gauge("deepbatch:kv_cache_blocks_by_priority",
                               "KV blocks held by running sequences, by priority class (0 interactive, 1 normal, 2 "

@@ -1,46 +1,42 @@
 #include "server/memory_guard_metrics.h"
 
+#include "server/metric_names.h"
+
 namespace db::server {
-
-namespace {
-
-const std::vector<std::string> kModel = {"model_name"};
-
-}  // namespace
 
 MemoryGuardMetrics::MemoryGuardMetrics(std::string model_name)
     : model_(std::move(model_name)),
       state_(reg_.gauge("deepbatch:memory_guard_state",
                         "1 for the memory guard's current state (normal, shrinking, recovering), 0 for the others.",
                         {"model_name", "state"})),
-      enabled_(reg_.gauge("deepbatch:memory_guard_enabled", "1 when the memory guard is on.", kModel).labels({model_})),
+      enabled_(reg_.gauge("deepbatch:memory_guard_enabled", "1 when the memory guard is on.", kModelLabel).labels({model_})),
       max_running_(reg_.gauge("deepbatch:memory_guard_max_running",
                               "Running sequences the memory guard allows (the configured maximum when unconstrained).",
-                              kModel)
+                              kModelLabel)
                        .labels({model_})),
       admission_paused_(reg_.gauge("deepbatch:memory_guard_admission_paused",
-                                   "1 while the memory guard holds waiting sequences back.", kModel)
+                                   "1 while the memory guard holds waiting sequences back.", kModelLabel)
                             .labels({model_})),
       kv_growth_frozen_(reg_.gauge("deepbatch:memory_guard_kv_growth_frozen",
                                    "1 while the KV cache may only reuse blocks whose memory is already resident.",
-                                   kModel)
+                                   kModelLabel)
                             .labels({model_})),
       usage_(reg_.gauge("deepbatch:memory_guard_usage_bytes",
                         "Memory the guard weighs against the limit: the binding cgroup's working set, else the RSS.",
-                        kModel)
+                        kModelLabel)
                  .labels({model_})),
       limit_(reg_.gauge("deepbatch:memory_guard_limit_bytes",
                         "The memory limit the guard enforces (configured, else the binding cgroup's; 0 = none).",
-                        kModel)
+                        kModelLabel)
                  .labels({model_})),
       rss_(reg_.gauge("deepbatch:memory_guard_rss_bytes", "The process's resident set at the guard's last reading.",
-                      kModel)
+                      kModelLabel)
                .labels({model_})),
       backoffs_(reg_.counter("deepbatch:memory_guard_backoffs_total",
-                             "Times the memory guard cut the running cap (multiplicative back-off).", kModel)
+                             "Times the memory guard cut the running cap (multiplicative back-off).", kModelLabel)
                     .labels({model_})),
       recoveries_(reg_.counter("deepbatch:memory_guard_recoveries_total",
-                               "Times the memory guard returned to normal after backing off.", kModel)
+                               "Times the memory guard returned to normal after backing off.", kModelLabel)
                       .labels({model_})) {}
 
 std::string MemoryGuardMetrics::render(const MemoryGuardSnapshot& s) {

@@ -13,6 +13,9 @@
 
 namespace db::server {
 
+// The label every server measurement carries: the served model's name.
+inline const std::vector<std::string> kModelLabel = {"model_name"};
+
 enum class MetricNaming {
   Deepbatch,  // deepbatch: names only
   Vllm,       // vLLM's name where vLLM has the measurement, else the deepbatch: name

@@ -3,11 +3,12 @@
 #include <algorithm>
 #include <vector>
 
+#include "server/metric_names.h"
+
 namespace db::server {
 
 namespace {
 
-const std::vector<std::string> kModel = {"model_name"};
 
 std::vector<double> ttft_buckets() {
   return {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1,  0.25,  0.5,   0.75,
@@ -54,35 +55,35 @@ ServerMetrics::ServerMetrics(std::string model_name, MetricNaming naming, double
                             {"model_name", "finished_reason"})),
       prompt_tokens_(
           reg_.counter(names("deepbatch:prompt_tokens_total"),
-                       "Prompt tokens computed (prefix-cache hits excluded).", kModel)
+                       "Prompt tokens computed (prefix-cache hits excluded).", kModelLabel)
               .labels({model_})),
       generation_tokens_(
-          reg_.counter(names("deepbatch:generation_tokens_total"), "Tokens generated.", kModel).labels({model_})),
+          reg_.counter(names("deepbatch:generation_tokens_total"), "Tokens generated.", kModelLabel).labels({model_})),
       prefix_queries_(reg_.counter(names("deepbatch:prefix_cache_queries_total"),
-                                   "Prompt tokens looked up in the prefix cache (computed + hit).", kModel)
+                                   "Prompt tokens looked up in the prefix cache (computed + hit).", kModelLabel)
                           .labels({model_})),
       prefix_hits_(
-          reg_.counter(names("deepbatch:prefix_cache_hits_total"), "Prompt tokens served by the prefix cache.", kModel)
+          reg_.counter(names("deepbatch:prefix_cache_hits_total"), "Prompt tokens served by the prefix cache.", kModelLabel)
               .labels({model_})),
       preemptions_(
           reg_.counter(names("deepbatch:num_preemptions_total"),
-                       "Requests preempted (recompute).", kModel).labels({model_})),
+                       "Requests preempted (recompute).", kModelLabel).labels({model_})),
       timeouts_(reg_.counter(names("deepbatch:request_timeouts_total"),
-                             "Requests ended because their deadline passed (finish reason timeout).", kModel)
+                             "Requests ended because their deadline passed (finish reason timeout).", kModelLabel)
                     .labels({model_})),
       queue_timeouts_(reg_.counter(names("deepbatch:request_queue_timeouts_total"),
-                                   "Requests rejected after waiting in the queue past their class's limit.", kModel)
+                                   "Requests rejected after waiting in the queue past their class's limit.", kModelLabel)
                           .labels({model_})),
       promotions_(reg_.counter(names("deepbatch:request_promotions_total"),
-                               "Requests promoted one priority class after waiting past their class's limit.", kModel)
+                               "Requests promoted one priority class after waiting past their class's limit.", kModelLabel)
                       .labels({model_})),
       running_(
           reg_.gauge(names("deepbatch:num_requests_running"),
-                     "Sequences running (a request with n samples counts n).", kModel)
+                     "Sequences running (a request with n samples counts n).", kModelLabel)
               .labels({model_})),
       waiting_(
           reg_.gauge(names("deepbatch:num_requests_waiting"),
-                     "Sequences waiting to be scheduled.", kModel).labels({model_})),
+                     "Sequences waiting to be scheduled.", kModelLabel).labels({model_})),
       running_by_priority_(reg_.gauge(names("deepbatch:num_requests_running_by_priority"),
                                       "Sequences running, by priority class (0 interactive, 1 normal, 2 background).",
                                       {"model_name", "priority"})),
@@ -90,47 +91,47 @@ ServerMetrics::ServerMetrics(std::string model_name, MetricNaming naming, double
                                       "Sequences waiting, by priority class (0 interactive, 1 normal, 2 background).",
                                       {"model_name", "priority"})),
       kv_usage_(reg_.gauge(names("deepbatch:kv_cache_usage_perc"),
-                           "Fraction of KV cache blocks in use (0 to 1).", kModel)
+                           "Fraction of KV cache blocks in use (0 to 1).", kModelLabel)
                     .labels({model_})),
       kv_free_blocks_(reg_.gauge(names("deepbatch:kv_cache_free_blocks"),
-                                 "Free KV cache blocks.", kModel).labels({model_})),
+                                 "Free KV cache blocks.", kModelLabel).labels({model_})),
       kv_total_blocks_(
           reg_.gauge(names("deepbatch:kv_cache_total_blocks"),
-                     "KV cache blocks in the pool (null block included).", kModel)
+                     "KV cache blocks in the pool (null block included).", kModelLabel)
               .labels({model_})),
       ttft_(reg_.histogram(names("deepbatch:time_to_first_token_seconds"),
-                           "Submit to first token.", ttft_buckets(), kModel)
+                           "Submit to first token.", ttft_buckets(), kModelLabel)
                 .labels({model_})),
       itl_(reg_.histogram(names("deepbatch:inter_token_latency_seconds"), "Time between consecutive output tokens.",
-                          token_latency_buckets(), kModel)
+                          token_latency_buckets(), kModelLabel)
                .labels({model_})),
       tpot_(reg_.histogram(names("deepbatch:time_per_output_token_seconds"),
                            "Per request: (end-to-end - first token) / (generated tokens - 1).", token_latency_buckets(),
-                           kModel)
+                           kModelLabel)
                 .labels({model_})),
       e2e_(reg_.histogram(names("deepbatch:e2e_request_latency_seconds"),
                           "Submit to finish.", request_latency_buckets(),
-                          kModel)
+                          kModelLabel)
                .labels({model_})),
       queue_(reg_.histogram(names("deepbatch:request_queue_time_seconds"), "Submit to first scheduled.",
-                            request_latency_buckets(), kModel)
+                            request_latency_buckets(), kModelLabel)
                  .labels({model_})),
       request_prompt_tokens_(reg_.histogram(names("deepbatch:request_prompt_tokens"),
                                             "Per request: prompt tokens (prefix-cache hits included).",
-                                            token_count_buckets(), kModel)
+                                            token_count_buckets(), kModelLabel)
                                  .labels({model_})),
       request_generation_tokens_(reg_.histogram(names("deepbatch:request_generation_tokens"),
                                                 "Per request: tokens generated over all its samples.",
-                                                token_count_buckets(), kModel)
+                                                token_count_buckets(), kModelLabel)
                                      .labels({model_})),
       step_seconds_(reg_.histogram(names("deepbatch:step_duration_seconds"),
-                                   "Per engine step: schedule, model forward and update.", step_time_buckets(), kModel)
+                                   "Per engine step: schedule, model forward and update.", step_time_buckets(), kModelLabel)
                         .labels({model_})),
       step_tokens_(reg_.histogram(names("deepbatch:iteration_tokens_total"), "Per engine step: tokens computed.",
-                                  step_size_buckets(), kModel)
+                                  step_size_buckets(), kModelLabel)
                        .labels({model_})),
       step_sequences_(reg_.histogram(names("deepbatch:step_sequences"), "Per engine step: sequences computed.",
-                                     step_size_buckets(), kModel)
+                                     step_size_buckets(), kModelLabel)
                           .labels({model_})),
       pool_(model_),
       guard_(model_),

@@ -1,28 +1,24 @@
 #include "server/sla_metrics.h"
 
+#include "server/metric_names.h"
+
 namespace db::server {
-
-namespace {
-
-const std::vector<std::string> kModel = {"model_name"};
-
-}  // namespace
 
 SlaMetrics::SlaMetrics(std::string model_name)
     : model_(std::move(model_name)),
-      enabled_(on_reg_.gauge("deepbatch:sla_controller_enabled", "1 when the SLA controller tunes the batch.", kModel)
+      enabled_(on_reg_.gauge("deepbatch:sla_controller_enabled", "1 when the SLA controller tunes the batch.", kModelLabel)
                    .labels({model_})),
       target_(reg_.gauge("deepbatch:sla_target_seconds", "The SLA controller's latency targets (p99).",
                          {"model_name", "metric"})),
       observed_(reg_.gauge("deepbatch:sla_observed_seconds",
                            "The SLA controller's latest window: TPOT estimate and TTFT p99 (engine side).",
                            {"model_name", "metric"})),
-      step_tokens_(reg_.gauge("deepbatch:sla_step_token_budget", "Tokens per step the SLA controller allows.", kModel)
+      step_tokens_(reg_.gauge("deepbatch:sla_step_token_budget", "Tokens per step the SLA controller allows.", kModelLabel)
                        .labels({model_})),
-      max_running_(reg_.gauge("deepbatch:sla_running_cap", "Running sequences the SLA controller allows.", kModel)
+      max_running_(reg_.gauge("deepbatch:sla_running_cap", "Running sequences the SLA controller allows.", kModelLabel)
                        .labels({model_})),
       tokens_per_s_(reg_.gauge("deepbatch:sla_window_tokens_per_second",
-                               "Tokens computed per second in the SLA controller's latest window.", kModel)
+                               "Tokens computed per second in the SLA controller's latest window.", kModelLabel)
                         .labels({model_})),
       decisions_(reg_.counter("deepbatch:sla_decisions_total", "SLA controller windows by the action taken.",
                               {"model_name", "action"})) {}

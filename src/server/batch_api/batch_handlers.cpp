@@ -108,10 +108,6 @@ api::ApiError no_such_file(const std::string& id) {
   return api::ApiError("No such File object: " + id, "id", "file_not_found", 404);
 }
 
-api::ApiError no_such_batch(const std::string& id) {
-  return api::ApiError("No batch found with id '" + id + "'.", "batch_id", "batch_not_found", 404);
-}
-
 // The string field `key` of `body`; throws ApiError when missing or not a string.
 std::string required_string(const nlohmann::json& body, const char* key) {
   const auto it = body.find(key);

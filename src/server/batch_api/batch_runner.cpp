@@ -13,13 +13,9 @@
 
 namespace db::server {
 
-namespace {
-
 api::ApiError no_such_batch(const std::string& id) {
   return api::ApiError("No batch found with id '" + id + "'.", "batch_id", "batch_not_found", 404);
 }
-
-}  // namespace
 
 BatchRunner::BatchRunner(Engine& engine, const ModelBundle& bundle, BatchStore& batches, FileStore& files,
                          BatchRunnerOptions opts)

@@ -42,7 +42,14 @@ class Engine;
 class ModelBundle;
 }  // namespace db
 
+namespace db::api {
+class ApiError;
+}  // namespace db::api
+
 namespace db::server {
+
+// The 404 for a batch id that does not exist (or that the caller may not see).
+api::ApiError no_such_batch(const std::string& id);
 
 struct BatchRunnerOptions {
   std::string model_name;       // "model" in responses of requests that name none
