@@ -32,8 +32,15 @@ echo "[xgrammar] building its C++ core (a few minutes)"
 # them and turn both off, so the archive links with any compiler of the project's builds.
 mkdir -p "$tmp/build"
 printf 'set(XGRAMMAR_BUILD_PYTHON_BINDINGS OFF)\nset(XGRAMMAR_BUILD_CXX_TESTS OFF)\n' >"$tmp/build/config.cmake"
+# ccache, when installed, serves the objects of an earlier build of the same version (the
+# temporary folder's path is made relative so that it does not change the key).
+launcher=()
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+  export CCACHE_BASEDIR=$tmp
+fi
 cmake -S "$src" -B "$tmp/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS="-Wno-error -fno-lto" \
-  -DCMAKE_INSTALL_PREFIX="$PWD/$DEST/install" >/dev/null
+  "${launcher[@]}" -DCMAKE_INSTALL_PREFIX="$PWD/$DEST/install" >/dev/null
 ninja -C "$tmp/build" xgrammar
 rm -rf "$DEST/install"
 cmake --install "$tmp/build" >/dev/null
