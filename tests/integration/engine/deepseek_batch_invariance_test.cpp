@@ -22,12 +22,12 @@
 namespace db::test {
 namespace {
 
-constexpr int32_t kAloneTokens = 16;  // generated alone; batch requests take 6..16 of them
-constexpr int kBatch = 64;
+constexpr int32_t kDeepseekAloneTokens = 16;  // generated alone; batch requests take 6..16 of them
+constexpr int kDeepseekBatch = 64;
 
 // Fixed random prompts of token ids 3..255 (0..2 are the fixtures' special ids).
 // Some share a 96- or 40-token prefix so that prefix caching hits across prompts.
-std::vector<EngineRequest> base_requests() {
+std::vector<EngineRequest> deepseek_base_requests() {
   std::mt19937 rng(20250611);
   auto tokens = [&](int n) {
     std::vector<int32_t> t;
@@ -45,16 +45,16 @@ std::vector<EngineRequest> base_requests() {
     std::vector<int32_t> prompt = *prefix;
     const std::vector<int32_t> tail = tokens(suffix);
     prompt.insert(prompt.end(), tail.begin(), tail.end());
-    reqs.push_back(greedy_request(std::move(prompt), kAloneTokens));
+    reqs.push_back(greedy_request(std::move(prompt), kDeepseekAloneTokens));
   }
   return reqs;
 }
 
 // 64 requests over the base prompts with varied lengths and priorities; nine ask
 // for n = 3 greedy samples and five more for n = 2.
-std::vector<BatchEntry> batch_requests(const std::vector<EngineRequest>& base) {
+std::vector<BatchEntry> deepseek_batch_requests(const std::vector<EngineRequest>& base) {
   std::vector<BatchEntry> batch;
-  for (int i = 0; i < kBatch; ++i) {
+  for (int i = 0; i < kDeepseekBatch; ++i) {
     const size_t a = static_cast<size_t>(i) % base.size();
     BatchEntry e{base[a], a};
     e.request.max_tokens = 6 + (i * 5) % 11;
@@ -96,8 +96,8 @@ TEST_P(DeepseekBatchInvariance, EachRequestMatchesItsOutputAlone) {
   cfg.threads = 2;
   cfg.block_size = block_size;
   cfg.kv_dtype = model.kv_dtype;
-  const std::vector<EngineRequest> base = base_requests();
-  expect_batch_invariance(bundle, cfg, base, batch_requests(base));
+  const std::vector<EngineRequest> base = deepseek_base_requests();
+  expect_batch_invariance(bundle, cfg, base, deepseek_batch_requests(base));
 }
 
 // Speculation with `spec` (drafting on every decode that can, K = 4) on the
@@ -115,8 +115,8 @@ void expect_invariance_speculating(SpeculativeConfig spec, ModelBundle* with = n
     cfg.block_size = block_size;
     cfg.kv_dtype = model.kv_dtype;
     cfg.speculative = spec;
-    const std::vector<EngineRequest> base = base_requests();
-    expect_batch_invariance(bundle, cfg, base, batch_requests(base));
+    const std::vector<EngineRequest> base = deepseek_base_requests();
+    expect_batch_invariance(bundle, cfg, base, deepseek_batch_requests(base));
   }
 }
 

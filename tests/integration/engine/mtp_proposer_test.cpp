@@ -17,7 +17,7 @@
 namespace db::test {
 namespace {
 
-constexpr int32_t kDrafts = 5;
+constexpr int32_t kMtpDrafts = 5;
 constexpr int32_t kBlocks = 32, kBlockSize = 16;
 
 // One sequence's step on `model` over `kv` (its blocks in order, so slot = position):
@@ -47,7 +47,7 @@ int32_t argmax_row(const std::vector<float>& logits, int64_t row, int32_t vocab)
   return argmax(logits.data() + row * vocab, vocab);
 }
 
-// The model's greedy continuation (kDrafts tokens) of `tokens` without its first.
+// The model's greedy continuation (kMtpDrafts tokens) of `tokens` without its first.
 std::vector<int32_t> shifted_continuation(Model& model, const std::vector<int32_t>& tokens, ThreadPool& pool) {
   const int32_t vocab = model.config().vocab;
   KVStore kv(model.kv_cache_shape(), kBlocks, kBlockSize, DType::F32);
@@ -55,7 +55,7 @@ std::vector<int32_t> shifted_continuation(Model& model, const std::vector<int32_
   std::vector<float> logits;
   run(model, kv, seq, 0, pool, logits);
   out.push_back(argmax_row(logits, static_cast<int64_t>(seq.size()) - 1, vocab));
-  while (static_cast<int32_t>(out.size()) < kDrafts) {
+  while (static_cast<int32_t>(out.size()) < kMtpDrafts) {
     const auto pos = static_cast<int32_t>(seq.size() + out.size()) - 1;
     run(model, kv, std::span<const int32_t>(&out.back(), 1), pos, pool, logits);
     out.push_back(argmax_row(logits, 0, vocab));
@@ -63,8 +63,8 @@ std::vector<int32_t> shifted_continuation(Model& model, const std::vector<int32_
   return out;
 }
 
-std::vector<int32_t> draft(DraftProposer& p, RequestId id, const std::vector<int32_t>& tokens) {
-  const DraftQuery q{id, tokens, 0, kDrafts};
+std::vector<int32_t> mtp_draft(DraftProposer& p, RequestId id, const std::vector<int32_t>& tokens) {
+  const DraftQuery q{id, tokens, 0, kMtpDrafts};
   std::vector<std::vector<int32_t>> out;
   p.propose({&q, 1}, out);
   return out.at(0);
@@ -95,8 +95,8 @@ TEST(MtpProposer, DraftsAreTheModulesContinuationAfterAnyVerification) {
   tokens.push_back(argmax_row(t.logits, prompt - 1, t.vocab));
   show(p, 1, 0, prompt, tokens);
   for (int32_t accept : {1, 0, 5, 2, 0, 3, 4}) {
-    const std::vector<int32_t> d = draft(p, 1, tokens);
-    ASSERT_EQ(d.size(), static_cast<size_t>(kDrafts));
+    const std::vector<int32_t> d = mtp_draft(p, 1, tokens);
+    ASSERT_EQ(d.size(), static_cast<size_t>(kMtpDrafts));
     EXPECT_EQ(d, shifted_continuation(t.model, tokens, t.pool)) << "after " << tokens.size() << " tokens";
     // Verification: the newest token and the drafts in one step; `accept` of them
     // are taken (whatever the target said), then the target's token after them.
@@ -125,10 +125,10 @@ TEST(MtpProposer, EntriesOfUnseenPositionsAreFilledIn) {
   run(t.model, t.kv, std::span<const int32_t>(tokens).subspan(20), 20, t.pool, t.logits);
   tokens.push_back(argmax_row(t.logits, prompt - 21, t.vocab));
   show(p, 7, 20, prompt - 20, tokens);
-  EXPECT_EQ(draft(p, 7, tokens), shifted_continuation(t.model, tokens, t.pool));
+  EXPECT_EQ(mtp_draft(p, 7, tokens), shifted_continuation(t.model, tokens, t.pool));
   // Not caught up (no step shown for a longer sequence): no drafts.
   tokens.push_back(1);
-  EXPECT_TRUE(draft(p, 7, tokens).empty());
+  EXPECT_TRUE(mtp_draft(p, 7, tokens).empty());
 }
 
 // last_hidden_states() row r times the output matrix is row r of the logits.

@@ -10,9 +10,9 @@
 namespace db::test {
 namespace {
 
-using Param = std::tuple<std::string, std::string, int, DType>;  // fixture, format, block size, KV dtype
+using BatchingParam = std::tuple<std::string, std::string, int, DType>;  // fixture, format, block size, KV dtype
 
-class ModelBatchingTest : public ::testing::TestWithParam<Param> {};
+class ModelBatchingTest : public ::testing::TestWithParam<BatchingParam> {};
 
 TEST_P(ModelBatchingTest, ScheduleDoesNotChangeLogits) {
   const auto& [name, format, block_size, kv_dtype] = GetParam();
@@ -47,7 +47,7 @@ TEST(ModelBatchingTest, BlockSizeDoesNotChangeLogits) {
   EXPECT_LT(max_abs_diff(a, run_all_at_once(odd, f.sequences)), 1e-5);
 }
 
-std::string param_name(const ::testing::TestParamInfo<Param>& info) {
+std::string batching_param_name(const ::testing::TestParamInfo<BatchingParam>& info) {
   return std::get<0>(info.param) + "_" + std::get<1>(info.param) + "_bs" + std::to_string(std::get<2>(info.param)) +
          "_kv" + dtype_name(std::get<3>(info.param));
 }
@@ -56,7 +56,7 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, ModelBatchingTest,
                          ::testing::Combine(::testing::Values("llama_tiny", "qwen2_tiny"),
                                             ::testing::Values("safetensors", "f32", "f16", "q8_0"),
                                             ::testing::Values(16, 64), ::testing::Values(DType::F32, DType::F16)),
-                         param_name);
+                         batching_param_name);
 
 }  // namespace
 }  // namespace db::test

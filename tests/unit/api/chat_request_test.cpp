@@ -9,11 +9,11 @@
 namespace db::api {
 namespace {
 
-Json body(const std::string& text) { return Json::parse(text); }
+Json chat_body(const std::string& text) { return Json::parse(text); }
 
-std::string error_param(const std::string& text) {
+std::string chat_error_param(const std::string& text) {
   try {
-    parse_chat_request(body(text));
+    parse_chat_request(chat_body(text));
   } catch (const ApiError& e) {
     return e.param();
   }
@@ -21,7 +21,7 @@ std::string error_param(const std::string& text) {
 }
 
 TEST(ChatRequest, MessagesAndFields) {
-  const auto r = parse_chat_request(body(R"({
+  const auto r = parse_chat_request(chat_body(R"({
     "model": "m",
     "messages": [{"role": "system", "content": "Be brief."},
                  {"role": "user", "content": "Hi"},
@@ -46,27 +46,27 @@ TEST(ChatRequest, MessagesAndFields) {
 }
 
 TEST(ChatRequest, MaxCompletionTokensWins) {
-  auto r = parse_chat_request(body(R"({"messages": [{"role": "user", "content": "x"}],
+  auto r = parse_chat_request(chat_body(R"({"messages": [{"role": "user", "content": "x"}],
                                        "max_tokens": 10, "max_completion_tokens": 20})"));
   EXPECT_EQ(r.max_tokens, 20);
-  r = parse_chat_request(body(R"({"messages": [{"role": "user", "content": "x"}]})"));
+  r = parse_chat_request(chat_body(R"({"messages": [{"role": "user", "content": "x"}]})"));
   EXPECT_FALSE(r.max_tokens.has_value());
   EXPECT_FALSE(r.logprobs);
   EXPECT_FALSE(r.common.sampling.logprobs.has_value());
 }
 
 TEST(ChatRequest, LogprobsWithoutTop) {
-  const auto r = parse_chat_request(body(R"({"messages": [{"role": "user", "content": "x"}], "logprobs": true})"));
+  const auto r = parse_chat_request(chat_body(R"({"messages": [{"role": "user", "content": "x"}], "logprobs": true})"));
   EXPECT_EQ(r.common.sampling.logprobs, 0);
 }
 
 TEST(ChatRequest, DeveloperRoleIsSystem) {
-  const auto r = parse_chat_request(body(R"({"messages": [{"role": "developer", "content": "rules"}, {"role": "user", "content": "x"}]})"));
+  const auto r = parse_chat_request(chat_body(R"({"messages": [{"role": "developer", "content": "rules"}, {"role": "user", "content": "x"}]})"));
   EXPECT_EQ(r.messages[0].role, "system");
 }
 
 TEST(ChatRequest, EmptyStringContentIsAllowed) {
-  const auto r = parse_chat_request(body(R"({"messages": [{"role": "user", "content": ""}]})"));
+  const auto r = parse_chat_request(chat_body(R"({"messages": [{"role": "user", "content": ""}]})"));
   EXPECT_EQ(r.messages[0].content, "");
 }
 
@@ -97,7 +97,7 @@ TEST(ChatRequest, ErrorsNameTheParam) {
       {R"({"messages": [{"role": "user", "content": "x"}], "temperature": "0"})", "temperature"},
       {R"({"messages": [{"role": "user", "content": "x"}], "stop": [null]})", "stop[0]"},
   };
-  for (const auto& [text, param] : cases) EXPECT_EQ(error_param(text), param) << text;
+  for (const auto& [text, param] : cases) EXPECT_EQ(chat_error_param(text), param) << text;
 }
 
 }  // namespace

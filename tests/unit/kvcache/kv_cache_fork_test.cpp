@@ -13,10 +13,10 @@ using kvtest::Ids;
 using kvtest::seq;
 using kvtest::step;
 
-constexpr int32_t kBs = 4;
+constexpr int32_t kForkBs = 4;
 
 TEST(KVCacheFork, ChildSharesEveryBlock) {
-  KVCacheManager m(kBs, 16, true);
+  KVCacheManager m(kForkBs, 16, true);
   ASSERT_TRUE(admit(m, 1, seq(0, 10)));  // 1 2 3
   m.fork(1, 2);
   EXPECT_EQ(m.block_table(2), (Ids{1, 2, 3}));
@@ -27,7 +27,7 @@ TEST(KVCacheFork, ChildSharesEveryBlock) {
 }
 
 TEST(KVCacheFork, AppendingIntoASharedPartialBlockCopiesIt) {
-  KVCacheManager m(kBs, 16, true);
+  KVCacheManager m(kForkBs, 16, true);
   const auto prompt = seq(0, 10);
   ASSERT_TRUE(admit(m, 1, prompt));  // 1 2 3 (3 holds rows 0-1)
   m.fork(1, 2);
@@ -49,7 +49,7 @@ TEST(KVCacheFork, AppendingIntoASharedPartialBlockCopiesIt) {
 }
 
 TEST(KVCacheFork, ParentWritingFirstCopiesToo) {
-  KVCacheManager m(kBs, 16, true);
+  KVCacheManager m(kForkBs, 16, true);
   const auto prompt = seq(0, 6);
   ASSERT_TRUE(admit(m, 1, prompt));  // 1 2
   m.fork(1, 2);
@@ -64,7 +64,7 @@ TEST(KVCacheFork, ParentWritingFirstCopiesToo) {
 }
 
 TEST(KVCacheFork, FullLastBlockNeedsNoCopy) {
-  KVCacheManager m(kBs, 16, true);
+  KVCacheManager m(kForkBs, 16, true);
   const auto prompt = seq(0, 8);
   ASSERT_TRUE(admit(m, 1, prompt));  // 1 2, both full
   m.fork(1, 2);
@@ -76,7 +76,7 @@ TEST(KVCacheFork, FullLastBlockNeedsNoCopy) {
 }
 
 TEST(KVCacheFork, SharedLookaheadBlocksAreReplacedWithoutCopy) {
-  KVCacheManager m(kBs, 16, true);
+  KVCacheManager m(kForkBs, 16, true);
   const auto prompt = seq(0, 10);
   const ComputedBlocks hit = m.get_computed_blocks(1, prompt);
   SlotRequest first;
@@ -95,7 +95,7 @@ TEST(KVCacheFork, SharedLookaheadBlocksAreReplacedWithoutCopy) {
 }
 
 TEST(KVCacheFork, CopyOnWriteThatDoesNotFitChangesNothing) {
-  KVCacheManager m(kBs, 4, true);  // usable 1..3
+  KVCacheManager m(kForkBs, 4, true);  // usable 1..3
   const auto prompt = seq(0, 10);
   ASSERT_TRUE(admit(m, 1, prompt));  // 1 2 3
   m.fork(1, 2);
@@ -105,7 +105,7 @@ TEST(KVCacheFork, CopyOnWriteThatDoesNotFitChangesNothing) {
 }
 
 TEST(KVCacheFork, BlocksReturnWhenTheLastHolderFrees) {
-  KVCacheManager m(kBs, 8, true);
+  KVCacheManager m(kForkBs, 8, true);
   const auto prompt = seq(0, 6);
   ASSERT_TRUE(admit(m, 1, prompt));  // 1 2
   m.fork(1, 2);
@@ -117,7 +117,7 @@ TEST(KVCacheFork, BlocksReturnWhenTheLastHolderFrees) {
 }
 
 TEST(KVCacheFork, DivergentForksCacheTheirOwnBlocks) {
-  KVCacheManager m(kBs, 16, true);
+  KVCacheManager m(kForkBs, 16, true);
   const auto prompt = seq(0, 6);
   ASSERT_TRUE(admit(m, 1, prompt));  // 1 2
   m.fork(1, 2);

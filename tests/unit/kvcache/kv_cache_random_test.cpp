@@ -15,7 +15,7 @@
 namespace db {
 namespace {
 
-constexpr int32_t kBs = 4;
+constexpr int32_t kRandomBs = 4;
 constexpr int32_t kNumBlocks = 41;
 
 // A fingerprint of tokens[0..p] from the one of tokens[0..p-1] (splitmix64 finalizer).
@@ -41,7 +41,7 @@ struct Seq {
 class RandomKVWorkload {
  public:
   RandomKVWorkload(uint32_t seed, bool caching, BlockHashFn hash_fn)
-      : rng_(seed), m_(kBs, kNumBlocks, caching, hash_fn), rows_(kNumBlocks, std::vector<uint64_t>(kBs, 0)) {}
+      : rng_(seed), m_(kRandomBs, kNumBlocks, caching, hash_fn), rows_(kNumBlocks, std::vector<uint64_t>(kRandomBs, 0)) {}
 
   void run(int ops) {
     for (int i = 0; i < ops; ++i) {
@@ -134,10 +134,10 @@ class RandomKVWorkload {
     copies_ += static_cast<int>(res->copies.size());
     ++succeeded_;
     const auto& table = m_.block_table(id);
-    const int64_t slots = int64_t(table.size()) * kBs;
+    const int64_t slots = int64_t(table.size()) * kRandomBs;
     EXPECT_GE(slots, int64_t(s.computed) + r.num_new_tokens + r.num_lookahead_tokens);
     for (int32_t p = s.computed; p < s.computed + r.num_new_tokens; ++p)
-      rows_[size_t(table[size_t(p / kBs)])][size_t(p % kBs)] = s.fps[size_t(p)];
+      rows_[size_t(table[size_t(p / kRandomBs)])][size_t(p % kRandomBs)] = s.fps[size_t(p)];
     s.computed += r.num_new_tokens;
     if (s.computed == int32_t(s.tokens.size())) s.push(static_cast<int32_t>(rng_() % 3));  // sampled
     seqs_[id] = s;
@@ -157,7 +157,7 @@ class RandomKVWorkload {
 
   uint64_t row(RequestId id, int32_t pos) const {
     const auto& table = m_.block_table(id);
-    return rows_[size_t(table[size_t(pos / kBs)])][size_t(pos % kBs)];
+    return rows_[size_t(table[size_t(pos / kRandomBs)])][size_t(pos % kRandomBs)];
   }
 
   void check_invariants() {

@@ -76,34 +76,34 @@ void expect_matches(const std::vector<float>& logits, const SamplingParams& p, i
   EXPECT_LT(chi2, df + 7.0 * std::sqrt(2.0 * df) + 10.0) << "chi-square " << chi2 << " over " << cells << " cells";
 }
 
-const std::vector<float> kLogits = {0.3f, 1.2f, -0.5f, 2.0f, 0.0f, 1.0f, -2.0f, 0.8f, 1.6f, -1.0f};
+const std::vector<float> kDistributionLogits = {0.3f, 1.2f, -0.5f, 2.0f, 0.0f, 1.0f, -2.0f, 0.8f, 1.6f, -1.0f};
 
 TEST(Distribution, TemperatureOneMatchesSoftmax) {
   SamplingParams p;
-  expect_matches(kLogits, p, 20000, 1);
+  expect_matches(kDistributionLogits, p, 20000, 1);
 }
 
 TEST(Distribution, TemperatureReshapes) {
   SamplingParams p;
   p.temperature = 0.5f;
-  expect_matches(kLogits, p, 20000, 2);
+  expect_matches(kDistributionLogits, p, 20000, 2);
   p.temperature = 2.0f;
-  expect_matches(kLogits, p, 20000, 3);
+  expect_matches(kDistributionLogits, p, 20000, 3);
 }
 
 TEST(Distribution, TopKTruncates) {
   SamplingParams p;
   p.top_k = 4;
-  expect_matches(kLogits, p, 20000, 4);
-  const auto dist = reference_distribution(kLogits, p);
+  expect_matches(kDistributionLogits, p, 20000, 4);
+  const auto dist = reference_distribution(kDistributionLogits, p);
   EXPECT_EQ(std::count_if(dist.begin(), dist.end(), [](double d) { return d > 0; }), 4);
 }
 
 TEST(Distribution, TopPTruncates) {
   SamplingParams p;
   p.top_p = 0.7f;
-  expect_matches(kLogits, p, 20000, 5);
-  const auto dist = reference_distribution(kLogits, p);
+  expect_matches(kDistributionLogits, p, 20000, 5);
+  const auto dist = reference_distribution(kDistributionLogits, p);
   const auto kept = std::count_if(dist.begin(), dist.end(), [](double d) { return d > 0; });
   EXPECT_GT(kept, 1);
   EXPECT_LT(kept, 10);
@@ -115,7 +115,7 @@ TEST(Distribution, AllTruncationsTogether) {
   p.top_k = 6;
   p.top_p = 0.9f;
   p.min_p = 0.15f;
-  expect_matches(kLogits, p, 20000, 6);
+  expect_matches(kDistributionLogits, p, 20000, 6);
 }
 
 // A realistic vocabulary: the nucleus is wider than the first sorted prefix, so

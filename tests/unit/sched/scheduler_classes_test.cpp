@@ -18,7 +18,7 @@ RequestParams timed(RequestId id, int32_t prompt_len, int priority, double arriv
   return p;
 }
 
-void step(Scheduler& s) {
+void step_once(Scheduler& s) {
   SchedulerOutput o = s.schedule();
   s.update(o, fake_run(s, o));
 }
@@ -30,7 +30,7 @@ TEST(SchedulerClasses, WatermarkKeepsALessUrgentAdmissionOutOfTheReserve) {
   EXPECT_EQ(s.reserve_blocks(2), 3);
   EXPECT_EQ(s.reserve_blocks(0), 0);
   s.add_request(timed(1, 8, /*priority=*/1, 0));  // 2 blocks
-  step(s);
+  step_once(s);
   s.add_request(timed(2, 24, /*priority=*/2, 0));  // 6 blocks: 8 allocatable - 6 < 3
   SchedulerOutput o = s.schedule();
   EXPECT_FALSE(scheduled(o, 2));
@@ -58,11 +58,11 @@ TEST(SchedulerClasses, GrowthIntoTheReservePreemptsTheLeastUrgentSequence) {
   Scheduler s(c);
   s.add_request(timed(1, 16, /*priority=*/1, 0));  // 4 blocks, full: grows at its first output
   s.add_request(timed(2, 15, /*priority=*/2, 0));  // 4 blocks, one slot left in the last
-  step(s);
+  step_once(s);
   EXPECT_EQ(s.kv_cache().num_free_blocks(), 2);
   // 1 (class 1) may take block 9; 2 fills its last slot; then 2 needs a block
   // and would leave fewer than 2: it runs last, so it is preempted.
-  step(s);
+  step_once(s);
   EXPECT_EQ(s.kv_cache().num_free_blocks(), 1);
   SchedulerOutput o = s.schedule();
   EXPECT_EQ(o.preempted_ids, (Ids{2}));
@@ -75,7 +75,7 @@ TEST(SchedulerClasses, UrgentRequestPreemptsTheNewestLeastUrgentOutOfSlots) {
   Scheduler s(tiny_config(/*max_seqs=*/2, 64, 20));
   s.add_request(timed(1, 4, /*priority=*/2, 0));
   s.add_request(timed(2, 4, /*priority=*/2, 0));
-  step(s);
+  step_once(s);
   s.add_request(timed(3, 4, /*priority=*/0, 0));
   SchedulerOutput o = s.schedule();
   EXPECT_EQ(o.preempted_ids, (Ids{2}));  // the most recently admitted of the least urgent class
@@ -90,7 +90,7 @@ TEST(SchedulerClasses, UrgentRequestPreemptsTheNewestLeastUrgentOutOfBlocks) {
   s.add_request(timed(1, 8, /*priority=*/2, 0));
   s.add_request(timed(2, 8, /*priority=*/1, 0));
   s.add_request(timed(3, 8, /*priority=*/2, 0));
-  step(s);
+  step_once(s);
   EXPECT_EQ(s.kv_cache().num_free_blocks(), 0);
   s.add_request(timed(4, 8, /*priority=*/0, 0));
   // Each step the newest class-2 sequence gives way until 4 fits (the running
@@ -115,7 +115,7 @@ TEST(SchedulerClasses, QueueWaitPastTheLimitPromotesOneClass) {
   s.add_request(timed(1, 4, /*priority=*/1, 0));
   s.add_request(timed(2, 4, /*priority=*/2, 0));
   s.add_request(timed(3, 4, /*priority=*/1, 1));
-  step(s);
+  step_once(s);
   EXPECT_EQ(s.waiting_ids(), (Ids{3, 2}));
   EXPECT_TRUE(s.enforce_time_limits(4.9).empty());
   EXPECT_EQ(s.find(2)->priority, 2);
@@ -135,7 +135,7 @@ TEST(SchedulerClasses, QueueWaitPastTheLimitRejectsWhenConfigured) {
   Scheduler s(c);
   s.add_request(timed(1, 4, /*priority=*/2, 0));
   s.add_request(timed(2, 4, /*priority=*/2, 0));
-  step(s);  // 1 runs; 2 waits
+  step_once(s);  // 1 runs; 2 waits
   const std::vector<EndedRequest> ended = s.enforce_time_limits(6);
   ASSERT_EQ(ended.size(), 1u);  // 1 runs, so its wait is over
   EXPECT_EQ(ended[0].group_id, 2u);
@@ -149,8 +149,8 @@ TEST(SchedulerClasses, DeadlineEndsRunningAndWaitingRequestsAndFreesEveryBlock) 
   Scheduler s(tiny_config(/*max_seqs=*/1, 64, 20));
   s.add_request(timed(1, 10, 1, /*arrival=*/0, /*deadline=*/2));
   s.add_request(timed(2, 10, 1, 0, /*deadline=*/3));
-  step(s);
-  step(s);
+  step_once(s);
+  step_once(s);
   EXPECT_GT(s.kv_cache().num_free_blocks(), 0);
   EXPECT_LT(s.kv_cache().num_free_blocks(), 19);
   EXPECT_TRUE(s.enforce_time_limits(1.9).empty());
@@ -173,11 +173,11 @@ TEST(SchedulerClasses, DeadlineEndsTheForksOfARequestWhoseFirstSampleStopped) {
   RequestParams p = timed(1, 6, 1, /*arrival=*/0, /*deadline=*/2);
   p.num_samples = 2;
   s.add_request(p);
-  step(s);  // the prompt, then the fork into sequences 1 and 2
+  step_once(s);  // the prompt, then the fork into sequences 1 and 2
   ASSERT_NE(s.find(2), nullptr);
   const RequestId first[] = {1};
   s.finish_requests(first, RequestStatus::FinishedStopped);  // sample 0 matched a stop string
-  step(s);
+  step_once(s);
   EXPECT_TRUE(s.enforce_time_limits(1.0).empty());
   const std::vector<EndedRequest> ended = s.enforce_time_limits(2.5);
   ASSERT_EQ(ended.size(), 1u) << "the other sample keeps the request's deadline";
@@ -205,7 +205,7 @@ TEST(SchedulerClasses, TenantsOfOneClassTakeTurns) {
 TEST(SchedulerClasses, MemoryCapPreemptsTheLeastUrgentAndPausesAdmission) {
   Scheduler s(tiny_config(/*max_seqs=*/8, 64, 40));
   for (RequestId id = 1; id <= 4; ++id) s.add_request(timed(id, 4, id <= 2 ? 0 : 2, 0));
-  step(s);
+  step_once(s);
   EXPECT_EQ(s.num_running(), 4);
   s.add_request(timed(5, 4, 0, 0));
   s.set_memory_limits({/*max_running=*/2, /*admission_paused=*/true, /*fresh_blocks=*/-1});
@@ -236,7 +236,7 @@ TEST(SchedulerClasses, ResidentOnlyReusesUsedBlocksAndLeavesFreshOnesUntouched) 
   s.add_request(timed(1, 16, 1, 0));  // 4 blocks: 1-4
   s.add_request(timed(2, 2, 1, 0));   // block 5 (room to decode)
   s.add_request(timed(5, 2, 1, 0));   // block 6
-  step(s);
+  step_once(s);
   s.finish_requests(Ids{1}, RequestStatus::FinishedAborted);  // 1-4 free, resident
   EXPECT_EQ(s.kv_cache().pool().num_resident_blocks(), 6);
   s.set_memory_limits({0, false, /*fresh_blocks=*/0});
@@ -274,7 +274,7 @@ TEST(SchedulerClasses, InteractiveStepsCapLessUrgentTokensAndRotateThem) {
   c.interactive_step_tokens = 2;
   Scheduler s(c);
   for (RequestId id = 1; id <= 4; ++id) s.add_request(timed(id, 3, /*priority=*/2, 0));
-  step(s);  // no class-0 work: all four run
+  step_once(s);  // no class-0 work: all four run
   s.add_request(timed(9, 3, /*priority=*/0, 0));
   std::vector<Ids> lower;
   for (int i = 0; i < 3; ++i) {
@@ -301,7 +301,7 @@ TEST(SchedulerClasses, InteractiveStepsLastTheHoldAfterTheLastUrgentWork) {
   for (RequestId id = 1; id <= 4; ++id) s.add_request(timed(id, 3, /*priority=*/2, 0));
   s.add_request(timed(9, 3, /*priority=*/0, 0));
   s.enforce_time_limits(10.0);
-  step(s);
+  step_once(s);
   s.finish_requests(Ids{9}, RequestStatus::FinishedAborted);
   const auto lower_scheduled = [&](double now) {
     s.enforce_time_limits(now);

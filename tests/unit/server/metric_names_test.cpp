@@ -9,7 +9,7 @@
 namespace db::server {
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool has_text(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 TEST(MetricNames, ParsesEachNamingByItsName) {
   for (MetricNaming n : {MetricNaming::Deepbatch, MetricNaming::Vllm, MetricNaming::Both})
@@ -58,23 +58,23 @@ TEST(MetricNames, EveryMappedMeasurementIsExportedUnderTheChosenNames) {
                     theirs = render(MetricNaming::Vllm);
   for (const std::string& name : metrics_with_vllm_names()) {
     const std::string vllm = *vllm_metric_name(name);
-    EXPECT_TRUE(contains(both, "# TYPE " + name + " ")) << name;
-    EXPECT_TRUE(contains(both, "# TYPE " + vllm + " ")) << vllm;
-    EXPECT_TRUE(contains(ours, "# TYPE " + name + " ")) << name;
-    EXPECT_FALSE(contains(ours, "# TYPE " + vllm + " ")) << vllm;
-    EXPECT_TRUE(contains(theirs, "# TYPE " + vllm + " ")) << vllm;
-    EXPECT_FALSE(contains(theirs, "# TYPE " + name + " ")) << name;
+    EXPECT_TRUE(has_text(both, "# TYPE " + name + " ")) << name;
+    EXPECT_TRUE(has_text(both, "# TYPE " + vllm + " ")) << vllm;
+    EXPECT_TRUE(has_text(ours, "# TYPE " + name + " ")) << name;
+    EXPECT_FALSE(has_text(ours, "# TYPE " + vllm + " ")) << vllm;
+    EXPECT_TRUE(has_text(theirs, "# TYPE " + vllm + " ")) << vllm;
+    EXPECT_FALSE(has_text(theirs, "# TYPE " + name + " ")) << name;
   }
-  EXPECT_FALSE(contains(ours, "vllm:"));
-  EXPECT_TRUE(contains(theirs, "deepbatch:memory_guard_state{"));  // no vLLM name: kept
+  EXPECT_FALSE(has_text(ours, "vllm:"));
+  EXPECT_TRUE(has_text(theirs, "deepbatch:memory_guard_state{"));  // no vLLM name: kept
   const std::string ml = "{model_name=\"tiny\"}";
-  EXPECT_TRUE(contains(both, "vllm:kv_cache_usage_perc" + ml + " 0.25\n"));
-  EXPECT_TRUE(contains(both, "deepbatch:kv_cache_usage_perc" + ml + " 0.25\n"));
-  EXPECT_TRUE(contains(both, "vllm:prefix_cache_queries_total" + ml + " 7\n"));
-  EXPECT_TRUE(contains(both, "vllm:request_success_total{model_name=\"tiny\",finished_reason=\"stop\"} 1\n"));
-  EXPECT_TRUE(contains(both, "vllm:request_prompt_tokens_sum" + ml + " 7\n"));
-  EXPECT_TRUE(contains(both, "vllm:request_generation_tokens_bucket{model_name=\"tiny\",le=\"5\"} 1\n"));
-  EXPECT_TRUE(contains(both, "vllm:inter_token_latency_seconds_count" + ml + " 2\n"));
+  EXPECT_TRUE(has_text(both, "vllm:kv_cache_usage_perc" + ml + " 0.25\n"));
+  EXPECT_TRUE(has_text(both, "deepbatch:kv_cache_usage_perc" + ml + " 0.25\n"));
+  EXPECT_TRUE(has_text(both, "vllm:prefix_cache_queries_total" + ml + " 7\n"));
+  EXPECT_TRUE(has_text(both, "vllm:request_success_total{model_name=\"tiny\",finished_reason=\"stop\"} 1\n"));
+  EXPECT_TRUE(has_text(both, "vllm:request_prompt_tokens_sum" + ml + " 7\n"));
+  EXPECT_TRUE(has_text(both, "vllm:request_generation_tokens_bucket{model_name=\"tiny\",le=\"5\"} 1\n"));
+  EXPECT_TRUE(has_text(both, "vllm:inter_token_latency_seconds_count" + ml + " 2\n"));
 }
 
 }  // namespace

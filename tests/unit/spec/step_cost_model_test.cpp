@@ -6,7 +6,7 @@ namespace db {
 namespace {
 
 // A bucket's first step is a warm-up; the second is its first measurement.
-void measure(StepCostModel& m, int32_t tokens, double seconds) {
+void record_step(StepCostModel& m, int32_t tokens, double seconds) {
   m.observe(tokens, seconds);
   m.observe(tokens, seconds);
 }
@@ -14,7 +14,7 @@ void measure(StepCostModel& m, int32_t tokens, double seconds) {
 TEST(StepCostModel, UnmeasuredIsUnknown) {
   StepCostModel m;
   EXPECT_FALSE(m.seconds(1).has_value());
-  measure(m, 4, 0.01);
+  record_step(m, 4, 0.01);
   EXPECT_DOUBLE_EQ(*m.seconds(4), 0.01);
   EXPECT_FALSE(m.seconds(8).has_value()) << "nothing measured above it";
   EXPECT_FALSE(m.seconds(2).has_value()) << "nothing measured below it";
@@ -22,18 +22,18 @@ TEST(StepCostModel, UnmeasuredIsUnknown) {
 
 TEST(StepCostModel, InterpolatesBetweenMeasuredSizes) {
   StepCostModel m;
-  measure(m, 2, 0.010);
-  measure(m, 10, 0.018);
+  record_step(m, 2, 0.010);
+  record_step(m, 10, 0.018);
   EXPECT_NEAR(*m.seconds(6), 0.014, 1e-12);
-  measure(m, 100, 0.1);
+  record_step(m, 100, 0.1);
   EXPECT_NEAR(*m.seconds(40), 0.018 + 0.082 * 30 / 90, 1e-12);
   EXPECT_NEAR(*m.seconds(200), 0.1 + 0.082 * 100 / 90, 1e-12) << "extrapolated along the highest two";
 }
 
 TEST(StepCostModel, PointsSitAtTheMeanTokensOfTheirSteps) {
   StepCostModel m;
-  measure(m, 1, 0.010);
-  measure(m, 300, 0.300);  // bucket [256, 512)
+  record_step(m, 1, 0.010);
+  record_step(m, 300, 0.300);  // bucket [256, 512)
   EXPECT_NEAR(*m.seconds(300), 0.300, 1e-12);
   EXPECT_NEAR(*m.seconds(150), 0.010 + 0.290 * 149 / 299, 1e-12);
   EXPECT_NEAR(*m.seconds(400), 0.300 + 0.290 * 100 / 299, 1e-12);

@@ -91,7 +91,7 @@ TEST(BoundedEncode, EachIdStandsForAtMostMaxTokenBytes) {
   EXPECT_LT(tok->max_token_bytes(), 1024u);  // so a string cap derived from it stays small
 }
 
-PreTokenizer literal_split(SplitBehavior b, bool invert) {
+PreTokenizer bounded_literal_split(SplitBehavior b, bool invert) {
   PreTokenizer p;
   p.add_split("-", true, b, invert);
   p.add_byte_level(false, false);
@@ -115,14 +115,14 @@ TEST(BoundedEncode, SplitEachGivesThePiecesOfSplit) {
   for (SplitBehavior b : behaviors)
     for (bool invert : {false, true})
       for (const char* text : cases) {
-        const PreTokenizer p = literal_split(b, invert);
+        const PreTokenizer p = bounded_literal_split(b, invert);
         std::vector<std::string> expected;
         p.split(text, expected);
         EXPECT_EQ(each(p, text), expected) << "behavior " << static_cast<int>(b) << " invert " << invert << ": "
                                            << text;
       }
   // Stopping: the sink's false ends the split at once.
-  const PreTokenizer p = literal_split(SplitBehavior::Isolated, false);
+  const PreTokenizer p = bounded_literal_split(SplitBehavior::Isolated, false);
   int calls = 0;
   EXPECT_FALSE(p.split_each("a-b-c", [&](std::string_view) { return ++calls < 2; }));
   EXPECT_EQ(calls, 2);
