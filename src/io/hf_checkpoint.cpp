@@ -125,4 +125,9 @@ TensorView HFCheckpoint::tensor(const std::string& name) const {
   return *v;
 }
 
+std::string HFCheckpoint::file_of(const std::string& name) const {
+  auto it = tensor_shard_.find(name);
+  return it == tensor_shard_.end() ? dir_ : shards_[it->second]->path();
+}
+
 }  // namespace db

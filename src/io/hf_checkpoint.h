@@ -40,6 +40,8 @@ class HFCheckpoint {
   std::optional<TensorView> find(const std::string& name) const;
   // Throws db::Error naming the directory and the tensor when it is missing.
   TensorView tensor(const std::string& name) const;
+  // The path of the shard that holds `name`; the directory when none does.
+  std::string file_of(const std::string& name) const;
 
  private:
   HFCheckpoint() = default;

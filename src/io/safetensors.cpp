@@ -22,6 +22,8 @@ std::optional<DType> dtype_from_safetensors(const std::string& s) {
   if (s == "I16") return DType::I16;
   if (s == "I32") return DType::I32;
   if (s == "I64") return DType::I64;
+  if (s == "F8_E4M3") return DType::F8_E4M3;
+  if (s == "F8_E5M2") return DType::F8_E5M2;
   return std::nullopt;
 }
 
@@ -80,14 +82,9 @@ void SafetensorsFile::parse_header() {
       throw Error(where + "dtype: expected a string, got " +
                   (dtype_it == spec.end() ? std::string("none") : std::string(dtype_it->type_name())));
     auto dtype = dtype_from_safetensors(dtype_it->get<std::string>());
-    if (!dtype) {
-      const std::string name = dtype_it->get<std::string>();
-      // DeepSeek-V3 / R1 are released in FP8 (F8_E4M3 blocks with weight_scale_inv).
-      const std::string fp8 = name.rfind("F8_", 0) == 0
-                                  ? " (FP8 checkpoints are not supported: convert them to BF16, or to GGUF)"
-                                  : "";
-      throw Error(where + "dtype: expected one of F32, F16, BF16, F64, I8, I16, I32, I64, got " + name + fp8);
-    }
+    if (!dtype)
+      throw Error(where + "dtype: expected one of F32, F16, BF16, F64, I8, I16, I32, I64, F8_E4M3, F8_E5M2, got " +
+                  dtype_it->get<std::string>());
 
     auto shape_it = spec.find("shape");
     if (shape_it == spec.end() || !shape_it->is_array())

@@ -19,7 +19,8 @@ namespace db {
 
 class SafetensorsFile {
  public:
-  // Accepted dtypes: F32, F16, BF16, F64, I8, I16, I32, I64 (integers read as raw values).
+  // Accepted dtypes: F32, F16, BF16, F64, I8, I16, I32, I64 (integers read as raw
+  // values), F8_E4M3 and F8_E5M2 (storage only: model/fp8_convert.h converts them).
   static std::unique_ptr<SafetensorsFile> open(const std::string& path);
 
   const std::string& path() const { return path_; }

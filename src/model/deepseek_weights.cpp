@@ -84,6 +84,7 @@ void load_absorbed_kv_b(const ModelSource& src, const ModelConfig& cfg, const st
     w.uk_t[static_cast<size_t>(h)] = prepare(t);
     w.uv[static_cast<size_t>(h)] = prepare(row_view(kv_b, h * (nope + v) + nope, v));
   }
+  src.note_done_with(kv_b);  // its W_UK rows live on in `built`
 }
 
 void load_attention(const ModelSource& src, const ModelConfig& c, const std::string& p, MlaLayerWeights& w,
@@ -213,7 +214,7 @@ TensorView expert_matrix(const ModelSource& src, int layer, ExpertProj proj, int
     return expert_slice(src.tensor("blk." + std::to_string(layer) + "." + gguf_expert_name(proj) + ".weight"), e);
   const HFCheckpoint& hf = *src.hf();
   const std::string name = deepseek_hf_expert_name(layer, e, hf_expert_proj(proj));
-  if (auto t = hf.find(name)) return *t;
+  if (auto t = src.find_stored(name)) return *t;  // converted when the checkpoint is quantized
   // transformers >= 5 saves the experts fused: gate_up_proj {E, 2 * ffn, hidden}, down_proj {E, hidden, ffn}.
   const std::string fused = "model.layers." + std::to_string(layer) + ".mlp.experts." +
                             (proj == ExpertProj::Down ? "down_proj" : "gate_up_proj");
@@ -243,7 +244,7 @@ std::string mtp_prefix(const ModelConfig& c) { return "blk." + std::to_string(c.
 }  // namespace
 
 bool has_mtp_layer(const ModelSource& src, const ModelConfig& c) {
-  return src.find(mtp_prefix(c) + "eh_proj.weight").has_value();
+  return src.contains(mtp_prefix(c) + "eh_proj.weight");
 }
 
 void load_mtp_weights(const ModelSource& src, const ModelConfig& c, DeepseekWeights& w, ThreadPool* pool) {

@@ -11,6 +11,7 @@
 #include "model/batch.h"
 #include "model/config.h"
 #include "model/kv_store.h"
+#include "model/load_options.h"
 #include "model/mtp_module.h"
 #include "model/router_stats.h"
 #include "util/thread_pool.h"
@@ -61,8 +62,12 @@ class Model {
 // mapped in their stored dtype, except matrices repacked for the running ISA
 // level (kernels/packed_weights.h), which are repacked on `load_pool` when
 // given (else on the calling thread); the pool is used only during the call.
+// The matrices of an FP8 / AWQ / GPTQ checkpoint are converted on the way
+// (into options.quantize or the method's default: model/load_options.h), on the
+// same pool, and one stderr line says how many, into what, and how long it took.
 // Throws db::Error for unknown architectures, missing keys or tensors, and
 // tensors of the wrong shape.
-std::unique_ptr<Model> load_model(const std::string& path, ThreadPool* load_pool = nullptr);
+std::unique_ptr<Model> load_model(const std::string& path, ThreadPool* load_pool = nullptr,
+                                  const LoadOptions& options = {});
 
 }  // namespace db

@@ -5,6 +5,7 @@
 
 #include "io/gguf.h"
 #include "io/hf_checkpoint.h"
+#include "model/checkpoint_converter.h"
 #include "model/registry.h"
 #include "util/error.h"
 
@@ -40,13 +41,16 @@ const Architecture& hf_architecture(const HFCheckpoint& hf, const std::string& c
 
 ModelSource::~ModelSource() = default;
 
-std::unique_ptr<ModelSource> ModelSource::open(const std::string& path) {
+std::unique_ptr<ModelSource> ModelSource::open(const std::string& path, const LoadOptions& options) {
   std::unique_ptr<ModelSource> src(new ModelSource());
   src->path_ = path;
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
     src->hf_ = HFCheckpoint::open(path);
     src->arch_ = &hf_architecture(*src->hf_, src->config_path());
+    CheckpointQuant quant = read_checkpoint_quant(src->hf_->config(), src->config_path());
+    if (quant.method != CheckpointQuantMethod::None)
+      src->converter_ = std::make_unique<CheckpointConverter>(*src->hf_, quant, options.quantize);
   } else if (fs::is_regular_file(path, ec)) {
     if (fs::path(path).extension() != ".gguf")
       throw Error(path + ": not a model; expected a .gguf file or a Hugging Face checkpoint directory");
@@ -55,6 +59,12 @@ std::unique_ptr<ModelSource> ModelSource::open(const std::string& path) {
   } else {
     throw Error(path + ": no such model file or directory");
   }
+  if (options.quantize && !src->converter_)
+    throw Error(path + ": --quantize " + dtype_name(*options.quantize) +
+                " applies to FP8, AWQ and GPTQ checkpoints (config.json quantization_config); this model's weights "
+                "are used as stored (`deepbatch convert` rewrites a GGUF file in another type)");
+  if (options.quantize && !is_load_quantize_type(*options.quantize))
+    throw Error(path + ": --quantize " + dtype_name(*options.quantize) + " is not a type weights can be converted to");
   return src;
 }
 
@@ -73,7 +83,29 @@ std::optional<TensorView> ModelSource::find(const std::string& gguf_name) const 
   }
   const std::string name = arch_->hf_names.hf_name(gguf_name);
   if (name.empty()) return std::nullopt;
-  return hf_->find(name);
+  return find_stored(name);
+}
+
+std::optional<TensorView> ModelSource::find_stored(const std::string& stored) const {
+  if (gguf_) return find(stored);
+  if (converter_)
+    if (auto t = converter_->find(stored)) return t;
+  return hf_->find(stored);
+}
+
+bool ModelSource::contains(const std::string& gguf_name) const {
+  if (gguf_) return gguf_->find_tensor(gguf_name) != nullptr;
+  const std::string name = arch_->hf_names.hf_name(gguf_name);
+  if (name.empty()) return false;
+  return hf_->find(name).has_value() || (converter_ && converter_->converts(name));
+}
+
+void ModelSource::note_prepared(const TensorView& source, const TensorView& prepared) const {
+  if (converter_) converter_->prepared(source, prepared);
+}
+
+void ModelSource::note_done_with(const TensorView& source) const {
+  if (converter_) converter_->done_with(source);
 }
 
 TensorView ModelSource::tensor(const std::string& gguf_name) const {

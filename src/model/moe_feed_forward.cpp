@@ -6,15 +6,12 @@
 #include <string>
 
 #include "kernels/matmul.h"
+#include "model/decoder_steps.h"  // grow
 #include "util/error.h"
 
 namespace db {
 
 namespace {
-
-void grow(std::vector<float>& v, int64_t n) {
-  if (v.size() < static_cast<size_t>(n)) v.resize(static_cast<size_t>(n));
-}
 
 std::string shape_of(const TensorView& t) { return t.shape_str(); }
 

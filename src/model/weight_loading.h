@@ -34,7 +34,8 @@ std::vector<float> load_f32(const ModelSource& src, const std::string& name, int
 
 // Makes matrices ready for matmul: repacked into `packed` on `pool` (or the calling
 // thread) where the ISA level prefers it, after which a source in the mapping of a
-// GGUF file has its pages released (io/mapped_range.h).
+// GGUF file has its pages released (io/mapped_range.h), and a matrix a quantized
+// checkpoint's converter made is freed once all its rows are repacked.
 struct MatrixPreparer {
   const ModelSource& src;
   kernels::PackedWeightStore& packed;

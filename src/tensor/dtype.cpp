@@ -33,6 +33,8 @@ std::optional<TypeInfo> info(DType t) {
     case DType::Q5_K: return TypeInfo{"Q5_K", 256, 2 + 2 + 12 + 256 / 8 + 256 / 2};
     case DType::Q6_K: return TypeInfo{"Q6_K", 256, 256 / 2 + 256 / 4 + 256 / 16 + 2};
     case DType::Q8_K: return TypeInfo{"Q8_K", 256, 4 + 256 + 256 / 16 * 2};
+    case DType::F8_E4M3: return TypeInfo{"F8_E4M3", 1, 1};
+    case DType::F8_E5M2: return TypeInfo{"F8_E5M2", 1, 1};
   }
   return std::nullopt;
 }
@@ -62,7 +64,7 @@ std::string dtype_name(DType t) {
 
 std::optional<DType> dtype_from_ggml(uint32_t id) {
   auto t = static_cast<DType>(id);
-  if (!info(t)) return std::nullopt;
+  if (!info(t) || t == DType::F8_E4M3 || t == DType::F8_E5M2) return std::nullopt;
   return t;
 }
 

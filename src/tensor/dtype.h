@@ -1,6 +1,8 @@
 // Element and quantization-block types. Numeric values equal GGML's type ids so
-// that GGUF tensor infos map one-to-one. Quantized types store blocks of
-// `block_size(t)` elements in `block_bytes(t)` bytes, laid out exactly as GGML does.
+// that GGUF tensor infos map one-to-one; the FP8 types, which GGML has no id
+// for, sit outside GGML's range (from 100) and are storage types only.
+// Quantized types store blocks of `block_size(t)` elements in `block_bytes(t)`
+// bytes, laid out exactly as GGML does.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -30,6 +32,10 @@ enum class DType : uint32_t {
   I64 = 27,
   F64 = 28,
   BF16 = 30,
+  // Storage only (FP8 checkpoints, io/fp8.h): never computed with; a loader
+  // converts such a matrix into a computable type (model/fp8_convert.h).
+  F8_E4M3 = 100,  // 1 sign, 4 exponent (bias 7), 3 mantissa bits; no infinities, NaN = S.1111.111
+  F8_E5M2 = 101,  // 1 sign, 5 exponent (bias 15), 2 mantissa bits; IEEE-like infinities and NaNs
 };
 
 // Elements per block (1 for plain types).
@@ -40,7 +46,8 @@ size_t block_bytes(DType t);
 size_t row_bytes(DType t, int64_t n);
 // "F32", "Q4_K", ...
 std::string dtype_name(DType t);
-// Maps a GGML type id to a DType; nullopt for ids this build does not know.
+// Maps a GGML type id to a DType; nullopt for ids this build does not know
+// (and for the FP8 ids, which are not GGML's).
 std::optional<DType> dtype_from_ggml(uint32_t id);
 // True for types whose elements are stored in quantization blocks.
 bool is_quantized(DType t);

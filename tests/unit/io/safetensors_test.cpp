@@ -144,9 +144,23 @@ TEST_F(Safetensors, MissingDtype) {
   expect_open_error({"'w'", "dtype", "got none"});
 }
 
-TEST_F(Safetensors, UnsupportedDtype) {
+TEST_F(Safetensors, ReadsFp8AsStorageTypes) {
+  json h = {{"a", {{"dtype", "F8_E4M3"}, {"shape", {2, 3}}, {"data_offsets", {0, 6}}}},
+            {"b", {{"dtype", "F8_E5M2"}, {"shape", {2}}, {"data_offsets", {6, 8}}}}};
+  write_json(h, iota_bytes(8));
+  auto f = SafetensorsFile::open(path_);
+  const TensorView a = f->tensor("a"), b = f->tensor("b");
+  EXPECT_EQ(a.dtype, DType::F8_E4M3);
+  EXPECT_EQ(a.nbytes(), 6u);
+  EXPECT_EQ(static_cast<const uint8_t*>(a.data)[5], 5);
+  EXPECT_EQ(b.dtype, DType::F8_E5M2);
+  EXPECT_EQ(static_cast<const uint8_t*>(b.data)[0], 6);
+  // One byte per element: a size for two-byte elements is rejected.
   write_json(one_tensor("dtype", "F8_E4M3"), iota_bytes(16));
-  expect_open_error({"'w'", "dtype", "got F8_E4M3", "FP8 checkpoints are not supported", "BF16"});
+  expect_open_error({"'w'", "data size", "expected 4 bytes"});
+}
+
+TEST_F(Safetensors, UnsupportedDtype) {
   write_json(one_tensor("dtype", "U8"), iota_bytes(16));
   expect_open_error({"'w'", "dtype", "got U8"});
 }

@@ -1,0 +1,25 @@
+// Choices a caller makes about how a model is loaded (load_model, ModelBundle,
+// the CLI's --quantize, Python's LLM(quantize=...)).
+#pragma once
+#include <optional>
+#include <string>
+
+#include "tensor/dtype.h"
+
+namespace db {
+
+struct LoadOptions {
+  // The type the matrices of a quantized checkpoint (FP8, AWQ, GPTQ) are
+  // converted into at load; nullopt: Q8_0 for FP8, Q4_1 (a lossless repack) for
+  // AWQ / GPTQ. Other sources hold their weights in computable types already and
+  // reject it (model/model_source.h).
+  std::optional<DType> quantize;
+};
+
+// The types --quantize accepts: F32, F16, BF16, Q4_0, Q4_1, Q4_K, Q5_0, Q5_1, Q8_0.
+bool is_load_quantize_type(DType t);
+// The type a name such as "q8_0" or "Q4_K" stands for (any case); throws
+// db::Error listing the accepted names otherwise.
+DType load_quantize_type_from_name(const std::string& name);
+
+}  // namespace db
