@@ -14,6 +14,15 @@ void add_model_options(CLI::App& app, ModelOptions& o) {
   app.add_option("--kv-dtype", o.kv_dtype, "KV cache element type")
       ->check(CLI::IsMember({"f16", "bf16", "f32"}))
       ->capture_default_str();
+  app.add_option("--quantize", o.quantize,
+                 "FP8 / AWQ / GPTQ checkpoints: convert the matrices at load to this type (Q8_0, Q4_0, Q4_1, Q4_K, "
+                 "Q5_0, Q5_1, F16, BF16, F32; default Q8_0 for FP8, Q4_1 for AWQ / GPTQ)");
+}
+
+LoadOptions load_options(const ModelOptions& o) {
+  LoadOptions l;
+  if (!o.quantize.empty()) l.quantize = load_quantize_type_from_name(o.quantize);
+  return l;
 }
 
 void add_sampling_options(CLI::App& app, SamplingOptions& o) {

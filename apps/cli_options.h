@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "model/load_options.h"
 #include "sample/sampling_params.h"
 #include "tensor/dtype.h"
 
@@ -19,6 +20,7 @@ struct ModelOptions {
   int threads = 0;              // compute threads; 0 = all cores
   int block_size = 16;          // KV block size in tokens
   std::string kv_dtype = "f16";  // KV cache element type: f16, bf16, f32
+  std::string quantize;          // a quantized checkpoint's matrices converted to this type; "" = its default
 };
 
 struct SamplingOptions {
@@ -35,6 +37,8 @@ struct SamplingOptions {
 };
 
 void add_model_options(CLI::App& app, ModelOptions& o);
+// How the model is loaded: --quantize as LoadOptions (throws db::Error for an unknown type).
+LoadOptions load_options(const ModelOptions& o);
 void add_sampling_options(CLI::App& app, SamplingOptions& o);
 
 // Validated sampling parameters; throws db::Error naming the bad option.

@@ -77,7 +77,7 @@ int run_bench(const BenchOptions& o) {
     json_out.open(o.output_json);
     if (!json_out) throw Error(o.output_json + ": cannot open the JSON report for writing");
   }
-  auto bundle = ModelBundle::open(o.model.model, o.model.threads);
+  auto bundle = ModelBundle::open(o.model.model, o.model.threads, load_options(o.model));
   const int64_t context = bundle->model().config().max_context;
   if (int64_t{spec.input_len.max()} + spec.output_len.max() > context)
     throw Error("--input-len " + spec.input_len.describe() + " plus --output-len " + spec.output_len.describe() +

@@ -76,7 +76,7 @@ void print_turn_stats(int turn, const RequestStats& s) {
 }
 
 int run_chat(const ChatOptions& o) {
-  auto bundle = ModelBundle::open(o.model.model, o.model.threads);
+  auto bundle = ModelBundle::open(o.model.model, o.model.threads, load_options(o.model));
   if (!bundle->has_chat_template()) throw db::Error(o.model.model + ": the model has no chat template");
   const SamplingParams params = to_sampling_params(o.sampling);
   Engine engine(*bundle, make_engine_config(o.model, o.engine));

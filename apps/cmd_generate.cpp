@@ -79,7 +79,7 @@ void print_stats(const std::vector<Generated>& results, const EngineStats& engin
 }
 
 int run_generate(const GenerateOptions& o) {
-  auto bundle = ModelBundle::open(o.model.model, o.model.threads);
+  auto bundle = ModelBundle::open(o.model.model, o.model.threads, load_options(o.model));
   const SamplingParams params = to_sampling_params(o.sampling);
   std::vector<EngineRequest> reqs;
   for (const std::string& p : o.prompts) {

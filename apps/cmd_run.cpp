@@ -35,7 +35,7 @@ int run_batch(const RunOptions& o) {
   if (fs::exists(o.output) && fs::equivalent(o.input, o.output))
     throw Error("the output file must differ from the input file (" + o.input + ")");
   const EngineConfig cfg = make_engine_config(o.model, o.engine);
-  auto bundle = ModelBundle::open(o.model.model, o.model.threads);
+  auto bundle = ModelBundle::open(o.model.model, o.model.threads, load_options(o.model));
   apply_output_parsers(*bundle, o.parsers);
   batch::BatchJobOptions job;
   job.input_path = o.input;

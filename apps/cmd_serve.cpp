@@ -45,7 +45,7 @@ int run_serve(ServeOptions o) {
   if (!o.api_keys_file.empty()) o.serve.tenants = server::load_tenants_file(o.api_keys_file);
   o.serve.metric_naming = *server::parse_metric_naming(o.metrics_names);  // checked by the option
   const EngineConfig cfg = make_engine_config(o.model, o.engine);
-  auto bundle = ModelBundle::open(o.model.model, o.model.threads);
+  auto bundle = ModelBundle::open(o.model.model, o.model.threads, load_options(o.model));
   apply_output_parsers(*bundle, o.parsers);
   if (o.serve.model_name.empty()) o.serve.model_name = default_model_name(o.model.model);
   o.serve.max_context = bundle->model().config().max_context;

@@ -20,7 +20,10 @@ From the bf16/f16 tiny checkpoints under tests/data/model/ it writes, with numpy
   llama_tiny_gptq_act/     The same with desc_act true: asymmetric, and g_idx groups
                            the inputs by a random permutation (as activation order
                            does), so the groups are not contiguous.
-Each directory gets config.json, model.safetensors and reference.json: the token
+Each directory gets config.json, model.safetensors, tokenizer.json (byte-level BPE
+with the 256 bytes as the whole vocabulary and no merges, so that `deepbatch run`,
+`serve` and Python's LLM can load the checkpoint; the tiny models' vocabulary is 256
+ids) and reference.json: the token
 sequences of the source fixture and, for every quantized matrix, two checksums of its
 dequantized float32 values (FP8: fp8 * scale_inv; int4: (q - z) * s, row-major
 {out, in}): "sum" = sum of the values and "weighted" = sum of value * (k % 7 + 1) over
@@ -207,6 +210,31 @@ def checksums(deq):
     return {"sum": float(flat.sum()), "weighted": float((flat * (np.arange(flat.size) % 7 + 1)).sum())}
 
 
+def bytes_to_unicode():
+    """GPT-2's byte-level alphabet: byte -> the printable character standing for it."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("\u00a1"), ord("\u00ac") + 1)) + \
+        list(range(ord("\u00ae"), ord("\u00ff") + 1))
+    cs, n = bs[:], 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return dict(zip(bs, (chr(c) for c in cs)))
+
+
+def byte_tokenizer():
+    chars = bytes_to_unicode()
+    return {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": None,
+            "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+                              "use_regex": True},
+            "post_processor": None, "decoder": {"type": "ByteLevel", "add_prefix_space": True,
+                                                "trim_offsets": True, "use_regex": True},
+            "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                      "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
+                      "vocab": {chars[b]: b for b in range(256)}, "merges": []}}
+
+
 def write_fixture(name, source, config_update, tensors, dequantized):
     out_dir = os.path.join(ROOT, name)
     os.makedirs(out_dir, exist_ok=True)
@@ -218,6 +246,9 @@ def write_fixture(name, source, config_update, tensors, dequantized):
         json.dump(config, f, indent=2, sort_keys=True)
         f.write("\n")
     write_safetensors(os.path.join(out_dir, "model.safetensors"), tensors)
+    with open(os.path.join(out_dir, "tokenizer.json"), "w") as f:
+        json.dump(byte_tokenizer(), f, ensure_ascii=False, sort_keys=True)
+        f.write("\n")
     with open(os.path.join(src_dir, "reference.json")) as f:
         ref = json.load(f)
     reference = {"name": name, "source": source, "arch": ref["arch"], "vocab": ref["vocab"],

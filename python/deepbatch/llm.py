@@ -23,7 +23,10 @@ class LLM:
     "reject"), interactive_step_tokens, interactive_hold (seconds); memory_guard (bool),
     memory_guard_high, memory_guard_low, memory_limit (bytes); sla_tpot_p99, sla_ttft_p99,
     sla_window (seconds); speculative ("ngram", "draft_model", "mtp"), speculative_model,
-    num_speculative_tokens, ngram_min, ngram_max, speculative_adaptive (bool). Raises
+    num_speculative_tokens, ngram_min, ngram_max, speculative_adaptive (bool). A load
+    option besides: quantize, the type an FP8 / AWQ / GPTQ checkpoint's matrices are
+    converted to at load ("Q8_0", "Q4_0", "Q4_1", "Q4_K", "F16", ...; None: Q8_0 for
+    FP8, Q4_1 for AWQ / GPTQ), as `deepbatch run --quantize`. Raises
     ValueError for a model that cannot be opened or a value out of range, TypeError for an
     unknown option or a value of the wrong type.
     """

@@ -185,14 +185,20 @@ class Core {
  public:
   Core(const std::string& model, const py::dict& opts) {
     EngineConfig cfg;
+    LoadOptions load;
     try {
-      cfg = engine_config(opts);
+      py::dict engine_opts(opts);  // a copy: "quantize" is a load option, not an engine one
+      if (engine_opts.contains("quantize")) {
+        const py::object q = engine_opts.attr("pop")("quantize");
+        if (!q.is_none()) load.quantize = load_quantize_type_from_name(py::cast<std::string>(q));
+      }
+      cfg = engine_config(engine_opts);
     } catch (const Error& e) {
       throw py::value_error(e.what());
     }
     py::gil_scoped_release release;
     try {
-      bundle_ = ModelBundle::open(model, cfg.threads);
+      bundle_ = ModelBundle::open(model, cfg.threads, load);
       engine_ = std::make_unique<Engine>(*bundle_, cfg);
     } catch (const std::exception& e) {
       py::gil_scoped_acquire acquire;

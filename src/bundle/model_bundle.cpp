@@ -59,11 +59,11 @@ nlohmann::ordered_json template_message(const ChatMessage& m, bool arguments_as_
 
 ModelBundle::~ModelBundle() = default;
 
-std::unique_ptr<ModelBundle> ModelBundle::open(const std::string& path, int load_threads) {
+std::unique_ptr<ModelBundle> ModelBundle::open(const std::string& path, int load_threads, const LoadOptions& load) {
   std::unique_ptr<ModelBundle> b(new ModelBundle());
   {
     ThreadPool load_pool(load_threads != 0 ? load_threads : resolve_threads(0));  // throws db::Error when negative
-    b->model_ = load_model(path, &load_pool);
+    b->model_ = load_model(path, &load_pool, load);
   }
   b->weight_read_bytes_ = db::weight_read_bytes(*ModelSource::open(path), b->model_->config());
   std::optional<std::string> tmpl;

@@ -30,8 +30,9 @@ class ModelBundle {
  public:
   // Throws db::Error naming the file when the model, tokenizer or template cannot be read.
   // The weights are prepared on a pool of `load_threads` threads (0 = one per
-  // online core) that lives only while the model loads.
-  static std::unique_ptr<ModelBundle> open(const std::string& path, int load_threads = 0);
+  // online core) that lives only while the model loads; `load` as load_model takes it.
+  static std::unique_ptr<ModelBundle> open(const std::string& path, int load_threads = 0,
+                                           const LoadOptions& load = {});
   ~ModelBundle();
 
   Model& model() { return *model_; }

@@ -354,3 +354,17 @@ def test_a_raising_progress_callback_stops_the_call(llm):
     assert len(calls) == 1
     outs = llm.generate(PROMPTS, SamplingParams(temperature=0, max_tokens=8))
     assert all(len(o.outputs[0].token_ids) == 8 for o in outs)
+
+
+def test_quantized_checkpoints_load_with_quantize():
+    """FP8 and AWQ checkpoints (tests/data/model) load through LLM; quantize picks the type."""
+    data = os.path.join(SOURCE_DIR, "tests", "data", "model")
+    params = SamplingParams(max_tokens=3, ignore_eos=True)
+    for name, quantize in [("deepseek_v3_tiny_fp8", "Q4_0"), ("deepseek_v3_tiny_fp8", None), ("qwen2_tiny_awq", None)]:
+        llm = LLM(os.path.join(data, name), threads=2, kv_cache_memory=1 << 24, quantize=quantize)
+        out = llm.generate(["hello"], params)
+        assert len(out[0].outputs[0].token_ids) == 3
+        del llm
+        gc.collect()
+    with pytest.raises(ValueError, match="quantize type must be one of"):
+        LLM(os.path.join(data, "qwen2_tiny_awq"), threads=2, quantize="Q9_9")
