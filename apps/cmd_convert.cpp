@@ -1,33 +1,68 @@
 // `deepbatch convert`: writes a GGUF model file with its weight matrices in
-// another type (model/gguf_convert.h), e.g. an F16 or Q8_0 copy of a Q4 file.
+// another type (model/gguf_convert.h), e.g. an F16 or Q8_0 copy of a Q4 file,
+// and/or pre-packed for this CPU's kernels (model/gguf_pack.h), so that loading
+// it maps the matrices instead of repacking them.
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 #include "commands.h"
 #include "model/gguf_convert.h"
+#include "model/gguf_pack.h"
+#include "util/cpu_features.h"
+#include "util/error.h"
+#include "util/thread_pool.h"
 
 namespace db::cli {
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
 
 CLI::App* add_convert_command(CLI::App& app, std::function<int()>& action) {
   struct Options {
     std::string in, out, type;
+    bool pack = false;
   };
   auto o = std::make_shared<Options>();
-  CLI::App* cmd = app.add_subcommand("convert", "Write a GGUF model file with its weight matrices in another type");
+  CLI::App* cmd = app.add_subcommand("convert", "Write a GGUF model file with its weight matrices in another type, "
+                                                "or pre-packed for this CPU so that it loads without repacking");
   cmd->add_option("model", o->in, "The GGUF file to read")->required()->check(CLI::ExistingFile);
   cmd->add_option("-o,--output", o->out, "The GGUF file to write")->required();
-  cmd->add_option("--type", o->type, "Type of the weight matrices: f32, f16, bf16, q8_0, q5_1, q5_0, q4_1 or q4_0")
-      ->required();
+  cmd->add_option("--type", o->type, "Type of the weight matrices: f32, f16, bf16, q8_0, q5_1, q5_0, q4_1 or q4_0");
+  cmd->add_flag("--pack", o->pack,
+                "Store the matrices in the layout this CPU's kernels read (DB_ISA picks another level): "
+                "the file then loads by mapping them, and only deepbatch reads it");
   cmd->callback([o, &action] {
     action = [o] {
-      const DType type = convert_type_from_name(o->type);
+      if (o->type.empty() && !o->pack) throw Error("convert: give --type TYPE, --pack, or both");
       const auto start = std::chrono::steady_clock::now();
-      const GgufConvertReport r = convert_gguf(o->in, o->out, type);
-      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      std::printf("wrote %s: %lld tensors as %s, %lld copied unchanged, %.1f MiB in %.1f s\n", o->out.c_str(),
-                  static_cast<long long>(r.converted), o->type.c_str(), static_cast<long long>(r.copied),
-                  static_cast<double>(r.bytes) / (1 << 20), s);
+      std::string packed_from = o->in;
+      if (!o->type.empty()) {
+        const DType type = convert_type_from_name(o->type);
+        const std::string typed_out = o->pack ? o->out + ".unpacked.tmp" : o->out;
+        const GgufConvertReport r = convert_gguf(o->in, typed_out, type);
+        std::printf("wrote %s: %lld tensors as %s, %lld copied unchanged, %.1f MiB in %.1f s\n", typed_out.c_str(),
+                    static_cast<long long>(r.converted), o->type.c_str(), static_cast<long long>(r.copied),
+                    static_cast<double>(r.bytes) / (1 << 20), seconds_since(start));
+        packed_from = typed_out;
+      }
+      if (o->pack) {
+        const auto pack_start = std::chrono::steady_clock::now();
+        ThreadPool pool(resolve_threads(0));
+        const IsaLevel level = cpu_features().level;
+        const GgufPackReport r = pack_gguf(packed_from, o->out, level, &pool);
+        if (packed_from != o->in) std::filesystem::remove(packed_from);
+        std::printf("wrote %s: %lld tensors pre-packed for %s, %lld copied unchanged, %.1f MiB in %.1f s\n",
+                    o->out.c_str(), static_cast<long long>(r.packed), isa_name(level),
+                    static_cast<long long>(r.copied), static_cast<double>(r.bytes) / (1 << 20),
+                    seconds_since(pack_start));
+      }
       return 0;
     };
   });

@@ -55,6 +55,7 @@ TensorView GGUFFile::tensor(const std::string& name) const {
   TensorView v;
   v.dtype = t->dtype;
   v.shape = t->shape;
+  v.layout = t->layout;
   v.data = map_->data() + data_offset_ + t->offset;
   return v;
 }

@@ -30,6 +30,16 @@ enum class GGUFType : uint32_t {
 constexpr uint64_t kGGUFDefaultAlignment = 32;
 constexpr uint64_t gguf_align_up(uint64_t x, uint64_t alignment) { return (x + alignment - 1) / alignment * alignment; }
 
+// Pre-packed tensors (written by `deepbatch convert --pack`, model/gguf_pack.h):
+// a tensor of ggml type kGGUFPanelTypeBase + id holds matrices of type id in
+// the Panels16 layout (tensor/panel_layout.h), so that other GGUF readers refuse
+// the file rather than misread it. Such a tensor is accepted only when the file's
+// kGGUFPanelVersionKey equals this build's kPanelLayoutVersion.
+constexpr uint32_t kGGUFPanelTypeBase = 1024;
+inline constexpr const char* kGGUFPanelVersionKey = "deepbatch.panels.layout_version";
+// The ISA level the file was packed for (util/cpu_features.h's level names).
+inline constexpr const char* kGGUFPanelLevelKey = "deepbatch.panels.level";
+
 // "UINT32", "STRING", ...; "type#N" for ids outside the enum.
 std::string gguf_type_name(GGUFType t);
 
@@ -49,7 +59,8 @@ struct GGUFTensorInfo {
   DType dtype;
   std::vector<int64_t> shape;  // outermost first (GGUF stores ne[] innermost first; reversed here)
   uint64_t offset = 0;         // relative to the start of the data section
-  size_t nbytes = 0;           // bytes of tensor data: row_bytes(dtype, shape.back()) * rows
+  size_t nbytes = 0;           // bytes of tensor data (TensorView::nbytes of its view)
+  TensorLayout layout = TensorLayout::Rows;  // Panels16 for a pre-packed tensor
 };
 
 class GGUFFile {

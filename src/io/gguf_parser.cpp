@@ -5,6 +5,7 @@
 #include <limits>
 #include <string_view>
 
+#include "tensor/panel_layout.h"
 #include "util/error.h"
 
 namespace db {
@@ -258,9 +259,11 @@ void GGUFParser::read_tensor_info() {
 
   at = pos_;
   uint32_t type_id = read_u32(where, "ggml type");
+  if (type_id >= kGGUFPanelTypeBase) read_panel_type(where, at, type_id - kGGUFPanelTypeBase, n_dims, t);
   auto dtype = dtype_from_ggml(type_id);
-  if (!dtype) fail(where, "ggml type", at, "a supported ggml type id", std::to_string(type_id));
-  t.dtype = *dtype;
+  if (t.layout == TensorLayout::Rows && !dtype)
+    fail(where, "ggml type", at, "a supported ggml type id", std::to_string(type_id));
+  if (dtype) t.dtype = *dtype;
 
   at = pos_;
   t.offset = read_u64(where, "data offset");
@@ -279,10 +282,39 @@ void GGUFParser::read_tensor_info() {
       __builtin_mul_overflow(row_nbytes, rows, &nbytes) || nbytes > std::numeric_limits<size_t>::max())
     fail(where, "data size", dims_at, "a size below 2^64 bytes", "an overflowing size");
   t.nbytes = static_cast<size_t>(nbytes);
+  if (t.layout == TensorLayout::Panels16) {  // n_dims >= 2: outer matrices of ne[1] rows each
+    if (cols > (uint64_t{1} << 40))
+      fail(where, "ne[0] (row length)", dims_at + 4, "at most 2^40 for a pre-packed matrix", std::to_string(cols));
+    const uint64_t matrix_rows = ne[1], matrices = matrix_rows == 0 ? 0 : rows / matrix_rows;
+    const unsigned __int128 bytes = static_cast<unsigned __int128>(matrices) *
+                                    static_cast<uint64_t>(panel_group_bytes(t.dtype, static_cast<int64_t>(cols))) *
+                                    ((matrix_rows + kPanelRows - 1) / kPanelRows);
+    if (bytes > std::numeric_limits<size_t>::max() / 2)
+      fail(where, "data size", dims_at, "a size below 2^63 bytes", "an overflowing size");
+    t.nbytes = static_cast<size_t>(bytes);
+  }
 
   t.shape.assign(ne.rbegin(), ne.rend());  // GGUF lists ne[] innermost first
   f_.tensor_index_.emplace(t.name, f_.tensors_.size());
   f_.tensors_.push_back(std::move(t));
+}
+
+void GGUFParser::read_panel_type(const std::string& where, size_t at, uint32_t ggml_id, uint32_t n_dims,
+                                 GGUFTensorInfo& t) {
+  const auto dtype = dtype_from_ggml(ggml_id);
+  if (!dtype || !has_panel_layout(*dtype) || n_dims < 2)
+    fail(where, "ggml type", at, "a supported ggml type id (or a pre-packed matrix of one)",
+         std::to_string(kGGUFPanelTypeBase + ggml_id));
+  const GGUFValue* version = f_.find(kGGUFPanelVersionKey);
+  const auto* v = version ? std::get_if<uint64_t>(&version->v) : nullptr;
+  if (v == nullptr || *v != kPanelLayoutVersion)
+    fail(where, "pre-packed " + dtype_name(*dtype) + " matrix", at,
+         std::string("the panel layout version ") + std::to_string(kPanelLayoutVersion) +
+             " of this build (key " + kGGUFPanelVersionKey + ")",
+         (v ? "version " + std::to_string(*v) : std::string("no version key")) +
+             ": convert the original model file again with `deepbatch convert --pack`");
+  t.dtype = *dtype;
+  t.layout = TensorLayout::Panels16;
 }
 
 void GGUFParser::place_data_section() {

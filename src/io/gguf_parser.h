@@ -32,6 +32,10 @@ class GGUFParser {
   void read_tensor_infos(uint64_t n_tensors);
   void read_tensor_info();
   void place_data_section();
+  // A pre-packed tensor's type (kGGUFPanelTypeBase + ggml_id): sets t's dtype and
+  // layout, or fails when the type has no panel layout or the file's panel layout
+  // version is not this build's.
+  void read_panel_type(const std::string& where, size_t at, uint32_t ggml_id, uint32_t n_dims, GGUFTensorInfo& t);
 
   GGUFType read_type(const std::string& where, const char* field);
   // Values are decoded in place (no temporaries: vocabularies hold ~10^5 strings).

@@ -7,6 +7,7 @@
 #include <limits>
 #include <memory>
 
+#include "tensor/panel_layout.h"
 #include "util/error.h"
 
 namespace db {
@@ -174,12 +175,16 @@ void GGUFWriter::add_float_array(const std::string& key, GGUFType elem, const st
   add_value(key, GGUFValue{GGUFType::ARRAY, std::move(items), elem});
 }
 
-size_t GGUFWriter::checked_size(const std::string& name, DType dtype, const std::vector<int64_t>& shape) const {
+size_t GGUFWriter::checked_size(const std::string& name, DType dtype, const std::vector<int64_t>& shape,
+                                TensorLayout layout) const {
   const std::string where = "GGUF writer: tensor '" + name + "': ";
   for (const auto& t : tensors_)
     if (t.name == name) throw Error(where + "expected each tensor name once, got a second definition");
   if (shape.size() > 4) throw Error(where + "expected at most 4 dimensions, got " + std::to_string(shape.size()));
-  TensorView view{dtype, shape, nullptr};
+  if (layout == TensorLayout::Panels16 && (!has_panel_layout(dtype) || shape.size() < 2))
+    throw Error(where + "expected a matrix of a type with a panel layout to pre-pack, got " + dtype_name(dtype) + " " +
+                TensorView{dtype, shape, nullptr}.shape_str());
+  TensorView view{dtype, shape, nullptr, layout};
   int64_t numel = 1;
   for (int64_t d : shape)
     if (d < 0 || __builtin_mul_overflow(numel, d, &numel))
@@ -205,11 +210,17 @@ void GGUFWriter::add_tensor(const std::string& name, DType dtype, const std::vec
                 dtype_name(dtype) + " " + TensorView{dtype, shape, nullptr}.shape_str() + ", got " +
                 std::to_string(nbytes));
   const auto* p = static_cast<const uint8_t*>(data);
-  append(Tensor{name, dtype, shape, std::vector<uint8_t>(p, p + nbytes), nbytes, 0});
+  append(Tensor{name, dtype, shape, TensorLayout::Rows, std::vector<uint8_t>(p, p + nbytes), nbytes, 0});
 }
 
 void GGUFWriter::add_zero_tensor(const std::string& name, DType dtype, const std::vector<int64_t>& shape) {
-  append(Tensor{name, dtype, shape, {}, checked_size(name, dtype, shape), 0});
+  append(Tensor{name, dtype, shape, TensorLayout::Rows, {}, checked_size(name, dtype, shape), 0});
+}
+
+uint64_t GGUFWriter::reserve_tensor(const std::string& name, DType dtype, const std::vector<int64_t>& shape,
+                                    TensorLayout layout) {
+  append(Tensor{name, dtype, shape, layout, {}, checked_size(name, dtype, shape, layout), 0});
+  return tensors_.back().offset;
 }
 
 std::vector<uint8_t> GGUFWriter::header_bytes() const {
@@ -227,7 +238,8 @@ std::vector<uint8_t> GGUFWriter::header_bytes() const {
     put_string(out, t.name);
     put<uint32_t>(out, static_cast<uint32_t>(t.shape.size()));
     for (auto it = t.shape.rbegin(); it != t.shape.rend(); ++it) put<uint64_t>(out, static_cast<uint64_t>(*it));
-    put<uint32_t>(out, static_cast<uint32_t>(t.dtype));
+    const uint32_t panel_base = t.layout == TensorLayout::Panels16 ? kGGUFPanelTypeBase : 0;
+    put<uint32_t>(out, panel_base + static_cast<uint32_t>(t.dtype));
     put<uint64_t>(out, t.offset);
   }
   out.resize(gguf_align_up(out.size(), alignment_), 0);

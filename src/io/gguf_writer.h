@@ -46,6 +46,15 @@ class GGUFWriter {
                   size_t nbytes);
   // A tensor whose bytes are all zero; nothing is held in memory for it.
   void add_zero_tensor(const std::string& name, DType dtype, const std::vector<int64_t>& shape);
+  // A tensor whose bytes the caller writes itself, for files too large to hold:
+  // write header_bytes(), then each reserved tensor's bytes at
+  // header_bytes().size() + the returned offset, in a file data_size() bytes
+  // past the header (write() writes zeros for it). With `layout` Panels16 the
+  // tensor is recorded as pre-packed (kGGUFPanelTypeBase + its type; sizes:
+  // tensor/panel_layout.h); its dtype must have a panel layout and it at least
+  // two dimensions.
+  uint64_t reserve_tensor(const std::string& name, DType dtype, const std::vector<int64_t>& shape,
+                          TensorLayout layout = TensorLayout::Rows);
 
   // Everything before the data section, padded to the alignment; the file is these
   // bytes followed by data_size() bytes of tensor data.
@@ -61,12 +70,14 @@ class GGUFWriter {
     std::string name;
     DType dtype;
     std::vector<int64_t> shape;  // outermost first
-    std::vector<uint8_t> bytes;  // empty for a zero tensor
+    TensorLayout layout;
+    std::vector<uint8_t> bytes;  // empty for a zero or reserved tensor
     uint64_t nbytes;             // size of the tensor's data
     uint64_t offset;             // within the data section
   };
   // Validates the tensor and appends it; returns its size in bytes.
-  size_t checked_size(const std::string& name, DType dtype, const std::vector<int64_t>& shape) const;
+  size_t checked_size(const std::string& name, DType dtype, const std::vector<int64_t>& shape,
+                      TensorLayout layout = TensorLayout::Rows) const;
   void append(Tensor t);
 
   uint64_t alignment_;

@@ -35,6 +35,24 @@ bool prefers_packed(DType dtype, IsaLevel level) {
   return std::find(types.begin(), types.end(), dtype) != types.end();
 }
 
+void pack_matrix(const TensorView& w, uint8_t* dst, ThreadPool* pool) {
+  DB_CHECK(w.layout == TensorLayout::Rows && w.shape.size() == 2 && has_panel_layout(w.dtype),
+           "pack_matrix: expected a Rows matrix of a type with a panel layout, got " + dtype_name(w.dtype) + " " +
+               w.shape_str());
+  const int64_t rows = w.rows(), cols = w.cols();
+  const auto* src = static_cast<const uint8_t*>(w.data);
+  const int64_t stride = static_cast<int64_t>(w.row_nbytes()), group_bytes = panel_group_bytes(w.dtype, cols);
+  const int64_t groups = (rows + kPanelRows - 1) / kPanelRows;
+  auto pack_groups = [&](int64_t g0, int64_t g1) {
+    const int64_t r0 = g0 * kPanelRows, r1 = std::min(rows, g1 * kPanelRows);
+    pack_panels(w.dtype, src + r0 * stride, stride, r1 - r0, cols, dst + g0 * group_bytes);
+  };
+  if (pool != nullptr)
+    pool->parallel_for(groups, pack_groups);
+  else
+    pack_groups(0, groups);
+}
+
 PackedWeightStore::PackedWeightStore() = default;
 PackedWeightStore::~PackedWeightStore() = default;
 PackedWeightStore::PackedWeightStore(PackedWeightStore&&) noexcept = default;
@@ -45,27 +63,36 @@ TensorView PackedWeightStore::prepare(const TensorView& w, ThreadPool* pool) {
 }
 
 TensorView PackedWeightStore::prepare(const TensorView& w, IsaLevel level, ThreadPool* pool) {
+  if (w.layout == TensorLayout::Panels16) {
+    if (prefers_packed(w.dtype, level)) {
+      ++counts_.in_place;
+      return w;
+    }
+    ++counts_.unpacked;
+    return unpack(w);
+  }
   if (w.layout != TensorLayout::Rows || w.shape.size() != 2 || !prefers_packed(w.dtype, level) || w.rows() == 0)
     return w;
-  const int64_t rows = w.rows(), cols = w.cols();
-  const auto bytes = static_cast<size_t>(panel_matrix_bytes(w.dtype, rows, cols));
-  uint8_t* mem = buffers_.emplace_back(bytes).data();
-  const auto* src = static_cast<const uint8_t*>(w.data);
-  const int64_t stride = static_cast<int64_t>(w.row_nbytes()), group_bytes = panel_group_bytes(w.dtype, cols);
-  const int64_t groups = (rows + kPanelRows - 1) / kPanelRows;
-  auto pack_groups = [&](int64_t g0, int64_t g1) {
-    const int64_t r0 = g0 * kPanelRows, r1 = std::min(rows, g1 * kPanelRows);
-    pack_panels(w.dtype, src + r0 * stride, stride, r1 - r0, cols, mem + g0 * group_bytes);
-  };
-  if (pool != nullptr)
-    pool->parallel_for(groups, pack_groups);
-  else
-    pack_groups(0, groups);
-  bytes_ += bytes;
+  ++counts_.packed;
   TensorView packed = w;
-  packed.data = mem;
   packed.layout = TensorLayout::Panels16;
+  uint8_t* mem = buffers_.emplace_back(packed.nbytes()).data();
+  pack_matrix(w, mem, pool);
+  bytes_ += packed.nbytes();
+  packed.data = mem;
   return packed;
+}
+
+TensorView PackedWeightStore::unpack(const TensorView& w) {
+  DB_CHECK(w.shape.size() == 2, "unpack: a pre-packed matrix has two dimensions, got " + w.shape_str());
+  TensorView rows = w;
+  rows.layout = TensorLayout::Rows;
+  uint8_t* mem = buffers_.emplace_back(rows.nbytes()).data();
+  const auto* panels = static_cast<const uint8_t*>(w.data);
+  for (int64_t r = 0; r < w.rows(); ++r) unpack_panel_row(w.dtype, panels, w.cols(), r, mem + r * rows.row_nbytes());
+  bytes_ += rows.nbytes();
+  rows.data = mem;
+  return rows;
 }
 
 }  // namespace db::kernels

@@ -21,6 +21,11 @@ namespace db::kernels {
 // True if matmul at `level` runs faster on a repacked copy of a `dtype` matrix.
 bool prefers_packed(DType dtype, IsaLevel level);
 
+// Writes the Rows matrix w (a dtype with a panel layout) into dst, which holds
+// panel_matrix_bytes(w.dtype, w.rows(), w.cols()) bytes, in the Panels16 layout;
+// with a pool its row groups are packed on the pool's threads (same bytes).
+void pack_matrix(const TensorView& w, uint8_t* dst, ThreadPool* pool = nullptr);
+
 // Owns repacked copies; the views it hands out live as long as the store.
 class PackedWeightStore {
  public:
@@ -29,19 +34,33 @@ class PackedWeightStore {
   PackedWeightStore(PackedWeightStore&&) noexcept;
   PackedWeightStore& operator=(PackedWeightStore&&) noexcept;
 
-  // A view of w (a Rows-layout matrix) for matmul at `level`: a repacked copy
-  // held by this store when prefers_packed(w.dtype, level), else w itself.
-  // With a pool the row groups are repacked on its threads; the packed bytes
-  // are the same as without one. w is read only during the call.
+  // A view of the matrix w for matmul at `level`: w itself when its layout is
+  // the one the level prefers for its dtype; else a copy held by this store,
+  // repacked into panels (w in Rows layout) or unpacked back into rows (w
+  // pre-packed, from a file packed for another level: model/gguf_pack.h), so
+  // that matmul sees the same layout, and computes the same bits, whichever
+  // file it came from. With a pool the row groups are repacked on its threads;
+  // the bytes are the same as without one. w is read only during the call.
   TensorView prepare(const TensorView& w, IsaLevel level, ThreadPool* pool = nullptr);
   // The same at the process-wide level (cpu_features().level).
   TensorView prepare(const TensorView& w, ThreadPool* pool = nullptr);
 
   size_t bytes() const { return bytes_; }  // repacked bytes held
 
+  // What prepare() has done so far, for the start-up report.
+  struct Counts {
+    int64_t packed = 0;    // Rows matrices repacked into panels
+    int64_t in_place = 0;  // pre-packed matrices used where they lie
+    int64_t unpacked = 0;  // pre-packed matrices copied back into rows
+  };
+  const Counts& counts() const { return counts_; }
+
  private:
+  TensorView unpack(const TensorView& w);  // a Rows copy of the pre-packed matrix w
+
   std::vector<HugeBuffer> buffers_;  // huge pages from 2 MB up (util/huge_buffer.h)
   size_t bytes_ = 0;
+  Counts counts_;
 };
 
 }  // namespace db::kernels

@@ -20,6 +20,7 @@ namespace {
 
 // Rows [r0, r0 + n) of a Rows-layout tensor of any rank, viewed as a {n, cols} matrix.
 TensorView row_view(const TensorView& t, int64_t r0, int64_t n) {
+  DB_CHECK(t.layout == TensorLayout::Rows, "row_view: a pre-packed tensor has no row addresses");
   TensorView v = t;
   v.shape = {n, t.cols()};
   v.data = t.row(r0);
@@ -227,6 +228,7 @@ TensorView expert_matrix(const ModelSource& src, int layer, ExpertProj proj, int
 }
 
 DeepseekWeights load_deepseek_weights(const ModelSource& src, const ModelConfig& c, ThreadPool* pool) {
+  const auto start = std::chrono::steady_clock::now();
   note_unused_layers(src, c);
   DeepseekWeights w;
   const MatrixPreparer prepare{src, w.packed, pool};
@@ -234,6 +236,7 @@ DeepseekWeights load_deepseek_weights(const ModelSource& src, const ModelConfig&
   w.layers.reserve(static_cast<size_t>(c.n_layers));
   for (int l = 0; l < c.n_layers; ++l) w.layers.push_back(load_layer(src, c, l, c.moe.is_moe_layer(l), w, prepare));
   load_output_head(src, c, prepare, w);
+  report_prepared_weights(src, w.packed, start);
   return w;
 }
 

@@ -33,12 +33,14 @@ LlamaLayerWeights load_layer(const ModelSource& src, const ModelConfig& c, int l
 }  // namespace
 
 LlamaWeights load_llama_weights(const ModelSource& src, const ModelConfig& c, ThreadPool* pool) {
+  const auto start = std::chrono::steady_clock::now();
   LlamaWeights w;
   const MatrixPreparer prepare{src, w.packed, pool};
   load_token_embedding(src, c, w);
   w.layers.reserve(static_cast<size_t>(c.n_layers));
   for (int l = 0; l < c.n_layers; ++l) w.layers.push_back(load_layer(src, c, l, prepare));
   load_output_head(src, c, prepare, w);
+  report_prepared_weights(src, w.packed, start);
   return w;
 }
 

@@ -35,17 +35,15 @@ void check_ffn(const TensorView& gate, const TensorView& up, const TensorView& d
 }  // namespace
 
 TensorView expert_slice(const TensorView& stacked, int64_t e) {
-  if (stacked.shape.size() != 3 || stacked.layout != TensorLayout::Rows)
-    throw Error("expert_slice: expected a stacked {n_experts, rows, cols} tensor in Rows layout, got " +
-                stacked.shape_str());
+  if (stacked.shape.size() != 3)
+    throw Error("expert_slice: expected a stacked {n_experts, rows, cols} tensor, got " + stacked.shape_str());
   if (e < 0 || e >= stacked.shape[0])
     throw Error("expert_slice: expert " + std::to_string(e) + " of a tensor of " + std::to_string(stacked.shape[0]));
   TensorView v;
   v.dtype = stacked.dtype;
   v.shape = {stacked.shape[1], stacked.shape[2]};
-  v.layout = TensorLayout::Rows;
-  v.data = static_cast<const uint8_t*>(stacked.data) +
-           static_cast<size_t>(e) * static_cast<size_t>(stacked.shape[1]) * v.row_nbytes();
+  v.layout = stacked.layout;
+  v.data = static_cast<const uint8_t*>(stacked.data) + static_cast<size_t>(e) * v.nbytes();
   return v;
 }
 

@@ -47,8 +47,9 @@ struct MoeLayerWeights {
 };
 
 // Expert e's 2-D {rows, cols} view of a stacked 3-D {n_experts, rows, cols}
-// tensor in Rows layout (GGUF's ffn_{gate,up,down}_exps): byte offset
-// e * rows * row_nbytes. Throws db::Error for another rank or layout or a bad e.
+// tensor (GGUF's ffn_{gate,up,down}_exps), in the stack's layout: byte offset
+// e * the matrix's nbytes (Panels16: each expert's matrix packed on its own,
+// tensor/panel_layout.h). Throws db::Error for another rank or a bad e.
 TensorView expert_slice(const TensorView& stacked, int64_t e);
 
 // Throws db::Error unless c describes a routable MoE layer: n_experts > 0,

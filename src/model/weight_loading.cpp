@@ -1,5 +1,7 @@
 #include "model/weight_loading.h"
 
+#include <cstdio>
+
 #include "io/gguf.h"
 #include "io/mapped_range.h"
 #include "kernels/dequantize.h"
@@ -57,6 +59,25 @@ TensorView MatrixPreparer::operator()(const TensorView& w, bool keep_source) con
   if (out.data != w.data && !keep_source && in_file_mapping(src, w)) release_mapped_range(w.data, w.nbytes());
   if (!keep_source) src.note_prepared(w, out);  // a converted matrix is freed once wholly repacked
   return out;
+}
+
+void report_prepared_weights(const ModelSource& src, const kernels::PackedWeightStore& packed,
+                             std::chrono::steady_clock::time_point start) {
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const kernels::PackedWeightStore::Counts& n = packed.counts();
+  std::string how;
+  auto add = [&](int64_t count, const char* what) {
+    if (count > 0) how += (how.empty() ? "" : ", ") + std::to_string(count) + what;
+  };
+  add(n.in_place, " pre-packed matrices mapped in place");
+  add(n.packed, " matrices repacked into panels");
+  add(n.unpacked, " pre-packed matrices unpacked into rows");
+  if (const GGUFFile* g = src.gguf(); g != nullptr && n.unpacked > 0)
+    how += " (the file is packed for " + g->opt_string(kGGUFPanelLevelKey).value_or("?") + ", this process runs " +
+           cpu_features().level_name + ")";
+  if (how.empty()) how = "every matrix used as stored";
+  std::fprintf(stderr, "%s: weights ready in %.2f s: %s for %s\n", src.path().c_str(), s, how.c_str(),
+               cpu_features().level_name.c_str());
 }
 
 void load_token_embedding(const ModelSource& src, const ModelConfig& c, DecoderGlobalWeights& w) {

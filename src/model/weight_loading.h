@@ -2,6 +2,7 @@
 // share: finding and checking tensors, f32 copies of small ones, repacking
 // matrices for matmul, and the whole-model tensors around the layers.
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -44,6 +45,12 @@ struct MatrixPreparer {
   // keep_source: the source is still read in place (the tied embedding), never released.
   TensorView operator()(const TensorView& w, bool keep_source = false) const;
 };
+
+// Prints to stderr, once the loaders are done, how the matrices were made ready
+// and how long that took since `start`: pre-packed ones mapped in place (a file
+// of `deepbatch convert --pack`, model/gguf_pack.h), repacked or unpacked at load.
+void report_prepared_weights(const ModelSource& src, const kernels::PackedWeightStore& packed,
+                             std::chrono::steady_clock::time_point start);
 
 // Loads token_embd (kept in place: its rows are looked up, never released).
 void load_token_embedding(const ModelSource& src, const ModelConfig& c, DecoderGlobalWeights& w);

@@ -27,9 +27,11 @@ struct TensorView {
   // Innermost dimension (elements per row) and number of rows (product of the rest).
   int64_t cols() const { return shape.empty() ? 1 : shape.back(); }
   int64_t rows() const { return cols() == 0 ? 0 : numel() / cols(); }
-  // Bytes of a row, of all rows and row r's address: Rows layout only.
+  // Bytes of a row and row r's address: Rows layout only.
   size_t row_nbytes() const { return row_bytes(dtype, cols()); }
-  size_t nbytes() const { return row_nbytes() * static_cast<size_t>(rows()); }
+  // Bytes of the whole tensor in its layout (Panels16: tensor/panel_layout.h,
+  // each outer {rows, cols} matrix padded to whole groups).
+  size_t nbytes() const;
   const uint8_t* row(int64_t r) const { return static_cast<const uint8_t*>(data) + r * row_nbytes(); }
   std::string shape_str() const;
 };

@@ -94,8 +94,6 @@ void unpack_block(DType t, const uint8_t* codes, const uint8_t* header, int r, u
   }
 }
 
-bool is_k_quant(DType t) { return t == DType::Q4_K || t == DType::Q5_K || t == DType::Q6_K; }
-
 // Float rows [0, rows) into groups: element k of a group's 16 rows is 16
 // consecutive values (padding rows stay zero). A group is written 64
 // elements at a time, so that the lines being filled stay in L1.
@@ -122,8 +120,6 @@ void pack_float_panels(DType t, const uint8_t* src, int64_t src_stride, int64_t 
 
 }  // namespace
 
-bool is_float_panel(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
-
 void put_chunk_codes(uint8_t* chunk, int r, const uint8_t* bytes, int n) {
   for (int k = 0; k < n; k += 4) std::memcpy(chunk + panel_code_offset(r, k), bytes + k, 4);
 }
@@ -134,31 +130,12 @@ int panel_index(DType t) {
   return -1;
 }
 
-bool has_panel_layout(DType t) { return panel_index(t) >= 0; }
-
-int64_t panel_block_elems(DType t) { return is_k_quant(t) ? 256 : is_float_panel(t) ? 1 : kQK; }
-
-int64_t panel_code_bytes(DType t) {
-  if (is_k_quant(t)) return kKLowBytes + k_high_bytes(t) + kKScaleBytes;
-  if (is_float_panel(t)) return kPanelRows * static_cast<int64_t>(block_bytes(t));
-  if (t == DType::Q5_0 || t == DType::Q5_1) return kPanelFifthBits + 4 * kPanelRows;
-  return t == DType::Q8_0 ? 32 * kPanelRows : 16 * kPanelRows;
-}
-
-int64_t panel_header_bytes(DType t) {
-  if (is_float_panel(t)) return 0;
-  const bool has_offsets = t == DType::Q4_1 || t == DType::Q5_1 || t == DType::Q4_K || t == DType::Q5_K;
-  return has_offsets ? 2 * kHeaderHalfBytes : kHeaderHalfBytes;
-}
-
-int64_t panel_group_bytes(DType t, int64_t cols) {
-  const int64_t bytes = cols / panel_block_elems(t) * (panel_code_bytes(t) + panel_header_bytes(t));
-  return (bytes + 63) / 64 * 64;
-}
-
-int64_t panel_matrix_bytes(DType t, int64_t rows, int64_t cols) {
-  return (rows + kPanelRows - 1) / kPanelRows * panel_group_bytes(t, cols);
-}
+// The sizes of tensor/panel_layout.h, checked against this layout's regions.
+static_assert(panel_code_bytes(DType::Q5_K) == kKLowBytes + 512 + kKScaleBytes);
+static_assert(panel_code_bytes(DType::Q6_K) == kKLowBytes + 1024 + kKScaleBytes);
+static_assert(panel_code_bytes(DType::Q5_0) == kPanelFifthBits + 4 * kPanelRows);
+static_assert(panel_header_bytes(DType::Q4_1) == 2 * kHeaderHalfBytes);
+static_assert(panel_block_elems(DType::Q8_0) == kQK);
 
 void pack_panels(DType t, const uint8_t* src, int64_t src_stride, int64_t rows, int64_t cols, uint8_t* dst) {
   DB_CHECK(has_panel_layout(t), "no panel layout for " + dtype_name(t));

@@ -53,10 +53,9 @@
 
 #include "kernels/cpu/gemm_tile.h"
 #include "tensor/dtype.h"
+#include "tensor/panel_layout.h"  // kPanelRows and the sizes: panel_group_bytes, ...
 
 namespace db::kernels {
-
-inline constexpr int kPanelRows = 16;
 
 // The panel formats, in the order of the panel_kernels() arrays below.
 inline constexpr DType kPanelDTypes[] = {DType::Q4_0, DType::Q4_1, DType::Q8_0, DType::Q4_K,
@@ -66,20 +65,6 @@ inline constexpr int kPanelFormats = 11;
 inline constexpr int kFirstFloatPanel = 8;  // F32, F16, BF16 follow the quantized formats
 // Index of t in kPanelDTypes, or -1 if t has no panel layout.
 int panel_index(DType t);
-
-// True for the dtypes the panel layout exists for.
-bool has_panel_layout(DType t);
-// True for the float panel formats (F32, F16, BF16).
-bool is_float_panel(DType t);
-// Elements per block (32, 256 for K-quants, 1 for floats).
-int64_t panel_block_elems(DType t);
-// Bytes of one block's codes / headers for 16 rows.
-int64_t panel_code_bytes(DType t);
-int64_t panel_header_bytes(DType t);
-// Bytes between consecutive groups (a multiple of 64).
-int64_t panel_group_bytes(DType t, int64_t cols);
-// Bytes of a whole {rows, cols} matrix in panel layout.
-int64_t panel_matrix_bytes(DType t, int64_t rows, int64_t cols);
 
 // Byte offset, inside a 32-element chunk's codes, of row r's element k (k < 32
 // for 8-bit codes, k < 16 for 4-bit codes: element k + 16 is the same byte's

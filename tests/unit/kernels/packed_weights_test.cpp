@@ -60,6 +60,32 @@ TEST_P(PackedWeightsTest, ProcessLevelPassesThePoolOn) {
   EXPECT_EQ(packed_bytes(store.prepare(w.view(), &pool)), packed_bytes(serial_store.prepare(w.view())));
 }
 
+// A pre-packed matrix (from a file of `deepbatch convert --pack`) is used where
+// it lies at a level that prefers panels, and unpacked back into the original
+// rows at one that does not (AVX-512 without VNNI keeps quantized rows).
+TEST_P(PackedWeightsTest, PrePackedMatricesStayOrComeBackAsRows) {
+  const DType dtype = GetParam();
+  const auto w = testing::make_weights(dtype, 37, 576, 9);
+  TensorView packed = w.view();
+  packed.layout = TensorLayout::Panels16;
+  std::vector<uint8_t> panels(packed.nbytes());
+  pack_matrix(w.view(), panels.data());
+  packed.data = panels.data();
+
+  PackedWeightStore store;
+  EXPECT_EQ(store.prepare(packed, IsaLevel::Avx512Vnni).data, panels.data());
+  EXPECT_EQ(store.bytes(), 0u);
+  for (IsaLevel rows_level : {IsaLevel::Avx512, IsaLevel::Scalar}) {
+    const TensorView rows = store.prepare(packed, rows_level);
+    ASSERT_EQ(rows.layout, TensorLayout::Rows);
+    const auto* p = static_cast<const uint8_t*>(rows.data);
+    EXPECT_EQ(std::vector<uint8_t>(p, p + rows.nbytes()), w.bytes) << isa_name(rows_level);
+  }
+  EXPECT_EQ(store.counts().in_place, 1);
+  EXPECT_EQ(store.counts().unpacked, 2);
+  EXPECT_EQ(store.counts().packed, 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(PanelDtypes, PackedWeightsTest,
                          ::testing::Values(DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });

@@ -1,0 +1,136 @@
+// Pre-packed model files (`deepbatch convert --pack`, model/gguf_pack.h): a file
+// packed for any ISA level loads at the running level (DB_ISA; ctest runs this
+// suite again under avx512 and scalar, where packed quantized matrices must be
+// unpacked) and computes logits bit-identical to the unpacked file; a file
+// packed for the running level maps every matrix in place; a file whose panel
+// layout version differs from this build's is refused by name.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "default_model.h"
+#include "io/gguf.h"
+#include "io/gguf_writer.h"
+#include "kernels/packed_weights.h"
+#include "model/gguf_pack.h"
+#include "model/model.h"
+#include "model_test_util.h"
+#include "scratch_dir.h"
+#include "tensor/panel_layout.h"
+#include "util/cpu_features.h"
+#include "util/error.h"
+
+namespace db::test {
+namespace {
+
+std::vector<std::vector<int32_t>> pack_test_prompts(int vocab) {
+  std::vector<std::vector<int32_t>> seqs(3);
+  for (int s = 0; s < 3; ++s)
+    for (int i = 0; i < 9 + 7 * s; ++i) seqs[s].push_back((17 + 31 * i + 101 * s) % vocab);
+  return seqs;
+}
+
+SeqLogits pack_test_logits(const std::string& path, const std::vector<std::vector<int32_t>>& seqs) {
+  auto model = load_model(path);
+  PagedRunner r(*model, 16, 32, DType::F32, 2, 7);
+  return run_chunked_mixed(r, seqs);
+}
+
+// The files every level-independence check runs on: both decoders, float and
+// quantized weights, a tied head (the default model) and MoE expert stacks.
+std::vector<std::string> pack_test_models() {
+  return {fixture_model_path(load_fixture("llama_tiny"), "f32"),
+          fixture_model_path(load_fixture("deepseek_v3_tiny"), "q8_0"),
+          fixture_model_path(load_fixture("deepseek_v2_tiny"), "f32"), kDefaultModelPath};
+}
+
+TEST(GgufPackTest, EveryPackingLevelGivesTheUnpackedLogits) {
+  ASSERT_TRUE(default_model_present());
+  const ScratchDir dir("pack");
+  for (const std::string& model : pack_test_models()) {
+    const int vocab = load_model(model)->config().vocab;
+    const auto seqs = pack_test_prompts(vocab);
+    const SeqLogits unpacked = pack_test_logits(model, seqs);
+    for (IsaLevel level : {IsaLevel::Avx2, IsaLevel::Avx512, IsaLevel::Avx512Vnni}) {
+      const std::string out = dir.file(std::string("packed-") + isa_name(level) + ".gguf");
+      const GgufPackReport r = pack_gguf(model, out, level);
+      if (level == IsaLevel::Avx512Vnni) EXPECT_GT(r.packed, 0) << model;  // every panel type is packed there
+      EXPECT_TRUE(bit_identical(pack_test_logits(out, seqs), unpacked))
+          << model << " packed for " << isa_name(level) << ", run at " << cpu_features().level_name;
+    }
+  }
+}
+
+TEST(GgufPackTest, AFilePackedForThisLevelMapsEveryMatrixInPlace) {
+  ASSERT_TRUE(default_model_present());
+  const ScratchDir dir("pack");
+  const std::string out = dir.file("packed.gguf");
+  const GgufPackReport r = pack_gguf(kDefaultModelPath, out, cpu_features().level);
+  if (r.packed == 0) GTEST_SKIP() << cpu_features().level_name << " repacks no matrix: nothing to map";
+  const auto file = GGUFFile::open(out);
+  EXPECT_EQ(file->get_uint(kGGUFPanelVersionKey), kPanelLayoutVersion);
+  EXPECT_EQ(file->get_string(kGGUFPanelLevelKey), cpu_features().level_name);
+  const GGUFTensorInfo* head = file->find_tensor("output.weight");  // the tied head, packed once in the file
+  ASSERT_NE(head, nullptr);
+  EXPECT_EQ(head->layout, TensorLayout::Panels16);
+  EXPECT_EQ(file->find_tensor("token_embd.weight")->layout, TensorLayout::Rows);  // read by rows
+
+  ::testing::internal::CaptureStderr();
+  const auto model = load_model(out);
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find(std::to_string(r.packed) + " pre-packed matrices mapped in place"), std::string::npos) << log;
+  EXPECT_EQ(log.find("repacked"), std::string::npos) << log;
+  EXPECT_EQ(log.find("unpacked"), std::string::npos) << log;
+}
+
+TEST(GgufPackTest, RefusesAFileOfAnotherLayoutVersionOrPackedTwice) {
+  ASSERT_TRUE(default_model_present());
+  const ScratchDir dir("pack");
+  const std::string packed = dir.file("packed.gguf");
+  pack_gguf(kDefaultModelPath, packed, IsaLevel::Avx512Vnni);
+  try {
+    pack_gguf(packed, dir.file("twice.gguf"), IsaLevel::Avx512Vnni);
+    FAIL() << "packing a pre-packed file was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("already pre-packed"), std::string::npos) << e.what();
+  }
+
+  // The same file with the version key one ahead: as a future build would write it.
+  const auto in = GGUFFile::open(packed);
+  GGUFWriter w(in->alignment());
+  for (const auto& [key, value] : in->metadata()) {
+    if (key == "general.alignment") continue;
+    if (key == kGGUFPanelVersionKey)
+      w.add_uint32(key, kPanelLayoutVersion + 1);
+    else
+      w.add_value(key, value);
+  }
+  for (const GGUFTensorInfo& t : in->tensor_infos()) w.reserve_tensor(t.name, t.dtype, t.shape, t.layout);
+  const std::string future = dir.file("future.gguf");
+  w.write(future);
+  try {
+    load_model(future);
+    FAIL() << "a file of another panel layout version was accepted";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("panel layout version"), std::string::npos) << what;
+    EXPECT_NE(what.find("convert --pack"), std::string::npos) << what;
+  }
+}
+
+TEST(GgufPackTest, OnlyWholeMatricesArePacked) {
+  EXPECT_TRUE(loader_multiplies_whole("blk.3.attn_q.weight"));
+  EXPECT_TRUE(loader_multiplies_whole("blk.11.ffn_down_exps.weight"));
+  EXPECT_TRUE(loader_multiplies_whole("blk.27.nextn.eh_proj.weight"));
+  EXPECT_TRUE(loader_multiplies_whole("output.weight"));
+  EXPECT_FALSE(loader_multiplies_whole("token_embd.weight"));      // rows looked up
+  EXPECT_FALSE(loader_multiplies_whole("blk.3.attn_kv_b.weight"));  // rows split into the absorbed matrices
+  EXPECT_FALSE(loader_multiplies_whole("blk.3.ffn_gate_inp.weight"));
+  EXPECT_FALSE(loader_multiplies_whole("blk.3.attn_norm.weight"));
+  EXPECT_FALSE(loader_multiplies_whole("blk.3.attn_q.bias"));
+}
+
+}  // namespace
+}  // namespace db::test
