@@ -19,6 +19,7 @@
 #include "loadtest/plot.h"
 #include "loadtest/prompt_files.h"
 #include "loadtest/report.h"
+#include "loadtest/step_log.h"
 #include "loadtest/step_sizing.h"
 #include "util/error.h"
 
@@ -43,6 +44,8 @@ struct LoadtestOptions {
   bool find_capacity = false;
   double start_rate = 1, precision = 0.05, min_step_s = 10, max_rate = 0, server_warmup_s = 5;
   int64_t step_requests = 0;  // 0 = as step_sizing.h's rule asks
+  int64_t step_max_requests = -1;  // -1 = default_max_step_requests
+  double confidence = 0.95;
   std::string output_json, plot;
 };
 
@@ -95,6 +98,8 @@ void print_progress(const DriveProgress& p) {
 struct Measured {
   RunSummary summary;
   DriveOutcome outcome;
+  std::vector<RequestResult> counted;  // the results the measurement window counts
+  double duration_s = 0;               // the rates' denominator
 };
 
 // Sends `requests` at `arrivals`, then summarizes the ones the window counts.
@@ -109,11 +114,10 @@ Measured measure(const Target& target, const std::vector<RequestSpec>& requests,
   for (const RequestResult& r : m.outcome.results) w.run_end = std::max(w.run_end, r.start_time);
   w.warmup_s = warmup;
   w.cooldown_s = cooldown;
-  std::vector<RequestResult> counted;
   for (const RequestResult& r : m.outcome.results)
-    if (w.counts(r.start_time)) counted.push_back(r);
-  const double duration = w.duration() > 0 ? w.duration() : m.outcome.wall_s;
-  m.summary = summarize_run(counted, duration, slos);
+    if (w.counts(r.start_time)) m.counted.push_back(r);
+  m.duration_s = w.duration() > 0 ? w.duration() : m.outcome.wall_s;
+  m.summary = summarize_run(m.counted, m.duration_s, slos);
   return m;
 }
 
@@ -205,7 +209,14 @@ int run_loadtest(const LoadtestOptions& o) {
   fc.start_rate = o.start_rate;
   fc.precision = o.precision;
   if (o.max_rate > 0) fc.max_rate = o.max_rate;
+  fc.confidence = o.confidence;
+  fc.max_step_requests =
+      o.step_max_requests >= 0 ? o.step_max_requests : default_max_step_requests(slos, o.step_requests);
   CapacityFinder finder(fc);
+  std::fprintf(stderr,
+               "each step is judged by %g%% confidence intervals of its percentiles; a step they leave undecided "
+               "gets more requests at its rate, up to %lld counted, then its point estimates decide\n",
+               fc.confidence * 100, (long long)fc.max_step_requests);
   if (o.server_warmup_s > 0) {
     // Uncounted: the first step should not be the one that meets a cold server
     // (first-touched memory, empty caches).
@@ -215,18 +226,20 @@ int run_loadtest(const LoadtestOptions& o) {
             slos);
   }
   RunSummary last;
-  for (int step = 0; !finder.done(); ++step) {
+  for (int run = 0; !finder.done(); ++run) {
     const double rate = finder.proposed_rate();
-    // A step sends a fixed number of requests (enough for its percentiles, see
-    // step_sizing.h), however long the arrivals take to send them.
+    // A run sends a fixed number of requests (enough for its percentiles, see
+    // step_sizing.h), however long the arrivals take to send them; a run that extends
+    // an undecided step sends as many again.
     const double seconds = step_duration_s(rate, slos, o.min_step_s, o.step_requests);
     const int32_t n = static_cast<int32_t>(std::ceil(rate * seconds));
-    std::fprintf(stderr, "step %d: %.3f req/s, %d requests (about %.0f s)\n", step, rate, n, seconds);
-    const Measured m = measure(target, sample_requests(pool, n, o.seed + uint64_t(step)),
-                               arrival_spec(o, rate, o.seed + uint64_t(step)), 0, o.warmup, o.cooldown, slos);
-    const CapacityStep& s = finder.record(m.summary);
-    std::fprintf(stderr, "step %d: %s (%.2f req/s achieved)\n", step, s.met ? "SLOs met" : "SLOs violated",
-                 s.achieved_rate);
+    const int step = static_cast<int>(finder.result().steps.size());
+    std::fprintf(stderr, "step %d: %.3f req/s, %s%d requests (about %.0f s)\n", step, rate,
+                 finder.extending() ? "adding " : "", n, seconds);
+    const Measured m = measure(target, sample_requests(pool, n, o.seed + uint64_t(run)),
+                               arrival_spec(o, rate, o.seed + uint64_t(run)), 0, o.warmup, o.cooldown, slos);
+    const CapacityStep& s = finder.record(m.counted, m.duration_s);
+    for (const std::string& line : describe_step(s, fc)) std::fprintf(stderr, "%s\n", line.c_str());
     last = m.summary;
   }
   const CapacityResult r = finder.result();
@@ -240,6 +253,12 @@ int run_loadtest(const LoadtestOptions& o) {
                 r.stop_reason.c_str());
   else
     std::printf("capacity: no rate met the SLOs (%s)\n", r.stop_reason.c_str());
+  const auto by_estimate = std::count_if(r.steps.begin(), r.steps.end(),
+                                         [](const CapacityStep& s) { return s.decided_by == "point estimate"; });
+  if (by_estimate > 0)
+    std::printf("note: %lld of %zu steps were decided on point estimates: their intervals stayed undecided up to "
+                "%lld requests (--step-max-requests)\n",
+                (long long)by_estimate, r.steps.size(), (long long)fc.max_step_requests);
   save_report(o, make_report(settings, last, r));
   return 0;
 }
@@ -288,7 +307,8 @@ CLI::App* add_loadtest_command(CLI::App& app, std::function<int()>& action) {
   cmd->add_option("--slo", o->slos, "An objective METRIC:pNN:LIMIT (ttft, tpot, itl, e2e; p90, p95, p99), e.g. "
                                     "ttft:p99:1s or tpot:p99:100ms; repeatable; goodput counts requests meeting all");
   cmd->add_flag("--find-capacity", o->find_capacity,
-                "Search the highest rate meeting every --slo: ramp x1.2 per step, then bisect");
+                "Search the highest rate meeting every --slo: ramp x1.2 per step, then bisect; each step is "
+                "decided by confidence intervals of its percentiles (see --step-requests)");
   cmd->add_option("--start-rate", o->start_rate, "Capacity search: first rate")->check(CLI::PositiveNumber);
   cmd->add_option("--precision", o->precision, "Capacity search: stop when (bad - good) / good is at most this")
       ->check(CLI::PositiveNumber)
@@ -297,9 +317,24 @@ CLI::App* add_loadtest_command(CLI::App& app, std::function<int()>& action) {
                                                "enough for their percentile)")
       ->capture_default_str();
   cmd->add_option("--step-requests", o->step_requests,
-                  "Capacity search: requests per step instead of 10 beyond the highest SLO percentile (p99: 1000); "
-                  "fewer make a faster search with noisier tails")
+                  "Capacity search: requests per run of a step instead of 10 beyond the highest SLO percentile "
+                  "(p99: 1000). The sample count decides what a step can show: a step is met only when the "
+                  "confidence interval of each SLO percentile lies within its limit and missed only when one lies "
+                  "above it. With few samples the interval is wide or open (p99 at 95%: no upper end below 368 "
+                  "samples, an upper end below the maximum from 555), so such a step gets more runs rather than "
+                  "being decided by its slowest request; the per-step lines print each interval and warn when "
+                  "the samples are too few")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--step-max-requests", o->step_max_requests,
+                  "Capacity search: counted requests after which a step the intervals leave undecided is decided "
+                  "on its point estimates (said in its line and the final note); 0: never add runs (default: the "
+                  "larger of 4 runs and 10 beyond the percentile, e.g. 1000 for p99)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--confidence", o->confidence,
+                  "Capacity search: confidence of each SLO percentile's interval (from order statistics: no "
+                  "assumption on the latency distribution's shape)")
+      ->check(CLI::Range(0.5, 0.9999))
+      ->capture_default_str();
   cmd->add_option("--server-warmup", o->server_warmup_s,
                   "Capacity search: first send requests at the start rate for this many seconds, not counted")
       ->check(CLI::NonNegativeNumber)

@@ -8,7 +8,9 @@
 
 namespace db::loadtest {
 
-CapacityStep evaluate_step(const RunSummary& measured, const CapacityFinderConfig& config) {
+CapacityStep evaluate_step(const std::vector<RequestResult>& counted, double duration_s,
+                           const CapacityFinderConfig& config, bool final_run) {
+  const RunSummary measured = summarize_run(counted, duration_s, config.slos);
   CapacityStep step;
   step.requests = measured.requests;
   step.failed = measured.failed;
@@ -18,16 +20,37 @@ CapacityStep evaluate_step(const RunSummary& measured, const CapacityFinderConfi
   step.tpot = measured.tpot;
   step.itl = measured.itl;
   step.e2e = measured.e2e;
-  step.met = measured.succeeded > 0;
-  if (measured.requests > 0 &&
-      static_cast<double>(measured.failed) / static_cast<double>(measured.requests) > config.max_error_fraction)
-    step.met = false;
+  const bool errors = measured.succeeded == 0 ||
+                      (measured.requests > 0 && static_cast<double>(measured.failed) /
+                                                        static_cast<double>(measured.requests) >
+                                                    config.max_error_fraction);
+  bool any_missed = false, all_met = true;
   for (const Slo& slo : config.slos) {
-    SloCheck c{slo, measured.observed(slo), false};
-    c.met = measured.metric(slo.metric).count > 0 && c.observed <= slo.limit_s;
-    step.met = step.met && c.met;
-    step.checks.push_back(c);
+    SloCheck c{slo, measured.observed(slo), false,
+               judge_slo(metric_samples(counted, slo.metric), slo, config.confidence)};
+    c.met = c.judgement.verdict == Verdict::Met;
+    any_missed = any_missed || c.judgement.verdict == Verdict::Missed;
+    all_met = all_met && c.met;
+    step.checks.push_back(std::move(c));
   }
+  if (errors) {
+    step.verdict = Verdict::Missed;
+    step.decided_by = "errors";
+  } else if (any_missed || all_met) {
+    step.verdict = any_missed ? Verdict::Missed : Verdict::Met;
+    step.decided_by = "interval";
+  } else if (final_run) {
+    // The intervals could not decide and no more requests come: the point estimates
+    // decide the SLOs left open, as a finder without intervals would.
+    bool met = true;
+    for (SloCheck& c : step.checks) {
+      if (c.judgement.verdict == Verdict::Undecided) c.met = c.judgement.samples > 0 && c.observed <= c.slo.limit_s;
+      met = met && c.met;
+    }
+    step.verdict = met ? Verdict::Met : Verdict::Missed;
+    step.decided_by = "point estimate";
+  }
+  step.met = step.verdict == Verdict::Met;
   return step;
 }
 
@@ -39,6 +62,8 @@ CapacityFinder::CapacityFinder(CapacityFinderConfig config) : config_(std::move(
   if (!(config_.ramp_factor > 1)) throw Error("capacity finder ramp factor must be > 1");
   if (!(config_.precision > 0)) throw Error("capacity finder precision must be > 0");
   if (config_.max_steps < 1) throw Error("capacity finder needs at least one step");
+  if (!(config_.confidence > 0 && config_.confidence < 1)) throw Error("capacity finder confidence must be in (0, 1)");
+  if (config_.max_step_requests < 0) throw Error("capacity finder max_step_requests must be >= 0");
 }
 
 double CapacityFinder::proposed_rate() const {
@@ -46,12 +71,26 @@ double CapacityFinder::proposed_rate() const {
   return rate_;
 }
 
-const CapacityStep& CapacityFinder::record(const RunSummary& measured) {
+const CapacityStep& CapacityFinder::record(const std::vector<RequestResult>& counted, double duration_s) {
   DB_CHECK(!done_, "the capacity finder has finished");
-  CapacityStep step = evaluate_step(measured, config_);
+  const bool extension = open_.has_value();
+  OpenStep& open = extension ? *open_ : open_.emplace();
+  open.results.insert(open.results.end(), counted.begin(), counted.end());
+  open.duration_s += duration_s;
+  ++open.runs;
+  // A run that counted nothing would be asked for again and again: it ends the step.
+  const bool final_run = (extension && counted.empty()) ||
+                         static_cast<int64_t>(open.results.size()) >= config_.max_step_requests;
+  CapacityStep step = evaluate_step(open.results, open.duration_s, config_, final_run);
   step.index = static_cast<int32_t>(steps_.size());
   step.phase = phase_;
   step.rate = rate_;
+  step.runs = open.runs;
+  if (step.verdict == Verdict::Undecided) {
+    last_ = std::move(step);
+    return last_;
+  }
+  open_.reset();
   // The schedule keeps every proposed rate strictly between good_ and bad_, so an
   // outcome only ever narrows the bracket.
   if (step.met) good_ = rate_;

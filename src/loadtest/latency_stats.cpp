@@ -42,6 +42,22 @@ const Distribution& RunSummary::metric(Metric m) const {
 
 double RunSummary::observed(const Slo& slo) const { return metric(slo.metric).at_percentile(slo.percentile); }
 
+std::vector<double> metric_samples(const std::vector<RequestResult>& results, Metric m) {
+  std::vector<double> out;
+  for (const RequestResult& r : results) {
+    if (!r.ok) continue;
+    switch (m) {
+      case Metric::TTFT: out.push_back(r.ttft); break;
+      case Metric::E2E: out.push_back(r.e2e); break;
+      case Metric::TPOT:
+        if (const std::optional<double> t = r.tpot()) out.push_back(*t);
+        break;
+      case Metric::ITL: out.insert(out.end(), r.itl.begin(), r.itl.end()); break;
+    }
+  }
+  return out;
+}
+
 RunSummary summarize_run(const std::vector<RequestResult>& results, double duration_s, const std::vector<Slo>& slos) {
   RunSummary s;
   s.duration_s = duration_s;

@@ -58,6 +58,10 @@ struct RunSummary {
   bool met(const Slo& slo) const { return observed(slo) <= slo.limit_s; }
 };
 
+// The samples of metric `m` among the successful `results`, in request order: one TTFT,
+// TPOT (requests with one), or E2E per request; every ITL gap of every request pooled.
+std::vector<double> metric_samples(const std::vector<RequestResult>& results, Metric m);
+
 // The summary of the counted `results` (already filtered by the measurement window)
 // over `duration_s` seconds (> 0, else every rate is 0), with goodput against `slos`.
 RunSummary summarize_run(const std::vector<RequestResult>& results, double duration_s, const std::vector<Slo>& slos);

@@ -74,18 +74,35 @@ OrderedJson to_json(const CapacityResult& r) {
     step["phase"] = s.phase;
     step["rate"] = s.rate;
     step["met"] = s.met;
+    step["decided_by"] = s.decided_by;
+    step["runs"] = s.runs;
     step["requests"] = s.requests;
     step["failed"] = s.failed;
     step["achieved_rate"] = s.achieved_rate;
     step["goodput"] = s.goodput;
     step["slos"] = OrderedJson::array();
-    for (const SloCheck& c : s.checks)
+    for (const SloCheck& c : s.checks) {
+      const SloJudgement& jd = c.judgement;
+      const auto end = [](const std::optional<double>& v) { return v ? OrderedJson(*v) : OrderedJson(nullptr); };
       step["slos"].push_back({{"slo", c.slo.describe()},
                               {"metric", metric_name(c.slo.metric)},
                               {"percentile", c.slo.percentile},
                               {"limit_s", c.slo.limit_s},
                               {"observed", c.observed},
-                              {"met", c.met}});
+                              {"met", c.met},
+                              {"verdict", verdict_name(jd.verdict)},
+                              {"samples", jd.samples},
+                              {"above_percentile", jd.above_estimate},
+                              {"above_limit", jd.above_limit},
+                              {"interval", {{"confidence", jd.confidence},
+                                            {"lower_rank", jd.ranks.has_lower() ? OrderedJson(jd.ranks.lower_rank)
+                                                                                : OrderedJson(nullptr)},
+                                            {"upper_rank", jd.ranks.has_upper() ? OrderedJson(jd.ranks.upper_rank)
+                                                                                : OrderedJson(nullptr)},
+                                            {"lower", end(jd.lower)},
+                                            {"upper", end(jd.upper)}}},
+                              {"too_few_samples", jd.too_few_samples}});
+    }
     step["latency"] = {{"ttft", to_json(s.ttft)}, {"tpot", to_json(s.tpot)}, {"itl", to_json(s.itl)},
                        {"e2e", to_json(s.e2e)}};
     j["steps"].push_back(std::move(step));

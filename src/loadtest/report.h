@@ -8,9 +8,13 @@
 //                                          "p50", "p90", "p95", "p99", "p99.9"} (seconds),
 //              "itl_jitter": {"stddev", "p99_minus_p50"}, "errors": {type: count}},
 //  "capacity": {"found", "sustainable_rate", "first_bad_rate" (null when none), "converged",
-//               "stop_reason", "steps": [{"index", "phase", "rate", "met", "requests", "failed",
+//               "stop_reason", "steps": [{"index", "phase", "rate", "met", "decided_by"
+//               ("interval", "point estimate" or "errors"), "runs", "requests", "failed",
 //               "achieved_rate", "goodput", "slos": [{"slo", "metric", "percentile",
-//               "limit_s", "observed", "met"}], "latency": {"ttft"|"tpot"|"itl"|"e2e": {...as in
+//               "limit_s", "observed", "met", "verdict" (the interval's: "met", "missed" or
+//               "undecided"), "samples", "above_percentile", "above_limit", "interval":
+//               {"confidence", "lower_rank", "upper_rank", "lower", "upper"} (null: open),
+//               "too_few_samples"}], "latency": {"ttft"|"tpot"|"itl"|"e2e": {...as in
 //               "summary"}}}]}}   (only for a capacity search)
 #pragma once
 #include <optional>

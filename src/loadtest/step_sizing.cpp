@@ -13,12 +13,26 @@ int64_t requests_for_percentile(double p) {
   return static_cast<int64_t>(std::ceil(10.0 * 100.0 / (100.0 - p) - 1e-6));
 }
 
-double step_duration_s(double rate, const std::vector<Slo>& slos, double min_duration_s, int64_t requests) {
-  DB_CHECK(rate > 0, "step rate must be > 0");
+namespace {
+
+// The highest percentile among `slos`, p50 when there are none.
+double step_sizing_top_percentile(const std::vector<Slo>& slos) {
   double p = 50;
   for (const Slo& s : slos) p = std::max(p, s.percentile);
-  const int64_t n = requests > 0 ? requests : requests_for_percentile(p);
+  return p;
+}
+
+}  // namespace
+
+double step_duration_s(double rate, const std::vector<Slo>& slos, double min_duration_s, int64_t requests) {
+  DB_CHECK(rate > 0, "step rate must be > 0");
+  const int64_t n = requests > 0 ? requests : requests_for_percentile(step_sizing_top_percentile(slos));
   return std::max(min_duration_s, static_cast<double>(n) / rate);
+}
+
+int64_t default_max_step_requests(const std::vector<Slo>& slos, int64_t requests) {
+  const int64_t rule = requests_for_percentile(step_sizing_top_percentile(slos));
+  return std::max(rule, 4 * (requests > 0 ? requests : rule));
 }
 
 }  // namespace db::loadtest

@@ -6,6 +6,8 @@ Model: at each request's arrival the server estimates the offered rate R as
 R = 0 when n < 2), exact for evenly spaced arrivals. It then waits TTFT = a * R before
 the first token and streams max_tokens tokens (--max-tokens caps it) --gap seconds
 apart. With a TTFT SLO limit L the highest rate that meets it is therefore L / a.
+With --slow-every N, every N-th request (the 1st, the N+1-th, ...) waits --slow seconds
+more before its first token: a rare outlier, as a cold cache or a GC pause makes one.
 
 It serves GET /v1/models and POST /v1/chat/completions and /v1/completions with
 "stream": true as server-sent events in OpenAI's chunk format: one chunk per token
@@ -19,7 +21,7 @@ It binds 127.0.0.1 on a port the system picks, prints "port N" on stdout, and ex
 itself after --idle-exit seconds without a request or --lifetime seconds in all.
 
 usage: python3 fake_server.py [--a 0.02] [--window 2] [--gap 0.02] [--max-tokens 64]
-                              [--idle-exit 30] [--lifetime 300]
+                              [--slow-every 0] [--slow 5] [--idle-exit 30] [--lifetime 300]
 """
 import argparse
 import collections
@@ -84,6 +86,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self):
         rate = self.server.rates.arrive()
+        extra = self.server.outlier_delay()
         chat = self.path == "/v1/chat/completions"
         if not chat and self.path != "/v1/completions":
             return self.send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
@@ -102,7 +105,7 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.close_connection = True
         try:
-            self.stream(chat, req, len(str(prompt).split()), tokens, self.server.a * rate)
+            self.stream(chat, req, len(str(prompt).split()), tokens, self.server.a * rate + extra)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up
 
@@ -135,10 +138,19 @@ class FakeServer(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 256  # bursts of connections must not be refused
 
-    def __init__(self, a, window, gap, max_tokens):
+    def __init__(self, a, window, gap, max_tokens, slow_every=0, slow=0.0):
         super().__init__(("127.0.0.1", 0), Handler)
         self.a, self.gap, self.max_tokens = a, gap, max_tokens
         self.rates = RateEstimator(window)
+        self.slow_every, self.slow = slow_every, slow
+        self.posts = 0
+        self.posts_lock = threading.Lock()
+
+    def outlier_delay(self):
+        """Counts a request; the extra TTFT seconds it gets (--slow for every --slow-every-th)."""
+        with self.posts_lock:
+            self.posts += 1
+            return self.slow if self.slow_every > 0 and (self.posts - 1) % self.slow_every == 0 else 0.0
 
 
 def stop_when_idle(server, idle_exit, lifetime):
@@ -158,10 +170,12 @@ def main():
     p.add_argument("--window", type=float, default=2.0, help="seconds of arrivals the rate is estimated over")
     p.add_argument("--gap", type=float, default=0.02, help="seconds between streamed tokens")
     p.add_argument("--max-tokens", type=int, default=64, help="most tokens streamed per request")
+    p.add_argument("--slow-every", type=int, default=0, help="every N-th request is slow (0: none)")
+    p.add_argument("--slow", type=float, default=5.0, help="extra TTFT seconds of a slow request")
     p.add_argument("--idle-exit", type=float, default=30.0, help="exit after this many seconds without a request")
     p.add_argument("--lifetime", type=float, default=300.0, help="exit after this many seconds in all")
     args = p.parse_args()
-    server = FakeServer(args.a, args.window, args.gap, args.max_tokens)
+    server = FakeServer(args.a, args.window, args.gap, args.max_tokens, args.slow_every, args.slow)
     threading.Thread(target=stop_when_idle, args=(server, args.idle_exit, args.lifetime), daemon=True).start()
     print(f"port {server.server_address[1]}", flush=True)
     server.serve_forever(poll_interval=0.2)

@@ -3,7 +3,8 @@ offered rate, so the capacity under a TTFT limit L is known: L / A.
 
 1. a capacity search on a TTFT SLO ends with the known boundary inside the bracket it
    reports (sustainable, first bad), within its precision plus a measurement tolerance,
-   and its --plot SVG is a figure with the axis labels, the SLO and the capacity in it;
+   each step judged by its percentile's confidence interval (printed per step), and
+   its --plot SVG is a figure with the axis labels, the SLO and the capacity in it;
 2. a plain run with --plot FILE.png and no --output-json writes a PNG and leaves no
    temporary report behind;
 3. --plot is checked before the run: a wrong extension, no python3 on PATH and a
@@ -76,6 +77,15 @@ def test_capacity_matches_the_known_boundary(base):
               f"{brief(steps)}")
         for st in steps:  # the fake keeps its model: p90 TTFT = A * rate (+ a little overhead)
             observed = st["slos"][0]["observed"]
+            judged, interval = st["slos"][0], st["slos"][0]["interval"]
+            # Each step is decided by the p90's 95% interval from its samples (100 give
+            # x(84)..x(96)) or, only when that stays undecided, by the point estimate.
+            if st["decided_by"] == "interval":
+                check(judged["verdict"] == ("met" if st["met"] else "missed") and judged["samples"] >= 100
+                      and interval["lower"] <= observed <= interval["upper"], f"step judged {judged}")
+            else:
+                check(st["decided_by"] == "point estimate" and judged["verdict"] == "undecided",
+                      f"step decided by {st['decided_by']}: {judged}")
             check(A * st["rate"] - 0.01 <= observed <= A * st["rate"] + LIMIT * TOLERANCE,
                   f"step at {st['rate']:.2f} req/s: TTFT p90 {observed:.3f} s, expected {A * st['rate']:.3f}")
             check(abs(st["latency"]["tpot"]["p50"] - GAP) < 0.01, f"TPOT {st['latency']['tpot']}")
@@ -86,6 +96,9 @@ def test_capacity_matches_the_known_boundary(base):
                      "SLO TTFT p90 \u2264 500 ms", f"sustainable {good:.2f} req/s", "Capacity search: fake-model"):
             check(want in text, f"'{want}' not in the SVG's text:\n{text[:3000]}")
         check(f"plot: {svg}" in r.stdout, r.stdout)
+        # Every step prints its interval and the samples above the percentile.
+        check(r.stderr.count("95% CI [x(") >= len(steps) and "above it" in r.stderr,
+              f"per-step interval lines:\n{r.stderr[-3000:]}")
         print(f"  capacity {good:.2f} req/s (first bad {bad:.2f}, boundary {BOUNDARY:.2f}), {len(steps)} steps")
 
 

@@ -149,5 +149,23 @@ TEST(StepSizing, TenSamplesBeyondThePercentile) {
   EXPECT_DOUBLE_EQ(step_duration_s(20, slos, 0, 200), 10);   // 200 requests asked for instead of 1000
 }
 
+TEST(StepSizing, AStepMayPoolFourRunsAndAtLeastTheRulesCount) {
+  const std::vector<Slo> p99{{Metric::TTFT, 99, 1}}, p90{{Metric::TTFT, 90, 1}};
+  EXPECT_EQ(default_max_step_requests(p99), 4000);       // four default steps of 1000
+  EXPECT_EQ(default_max_step_requests(p99, 50), 1000);   // 4 x 50 is fewer than the rule's 1000
+  EXPECT_EQ(default_max_step_requests(p99, 500), 2000);
+  EXPECT_EQ(default_max_step_requests(p90, 100), 400);
+}
+
+TEST(RunSummary, MetricSamplesOfSuccessfulRequests) {
+  const auto rs = hand_made();
+  const RunSummary s = summarize_run(rs, 2.0, {});
+  for (Metric m : {Metric::TTFT, Metric::TPOT, Metric::ITL, Metric::E2E}) {
+    const std::vector<double> x = metric_samples(rs, m);
+    EXPECT_EQ(static_cast<int64_t>(x.size()), s.metric(m).count) << metric_name(m);
+    EXPECT_DOUBLE_EQ(summarize_samples(x).p90, s.metric(m).p90) << metric_name(m);
+  }
+}
+
 }  // namespace
 }  // namespace db::loadtest

@@ -1,6 +1,9 @@
 // The JSON report: its layout and a round trip of the summary's key fields.
 #include <gtest/gtest.h>
 
+#include <vector>
+
+#include "loadtest/order_statistics.h"
 #include "loadtest/report.h"
 #include "util/error.h"
 
@@ -51,19 +54,26 @@ TEST(Report, SummaryRoundTripsThroughText) {
   EXPECT_EQ(back.errors, s.errors);
 }
 
+// Ten requests with the given TTFT, 2 s E2E and 5 output tokens.
+std::vector<RequestResult> report_test_run(double ttft) {
+  std::vector<RequestResult> run(10);
+  for (RequestResult& r : run) {
+    r.ok = true;
+    r.ttft = ttft;
+    r.e2e = 2.0;
+    r.output_tokens = 5;
+  }
+  return run;
+}
+
 TEST(Report, CapacityStepsAreListed) {
   CapacityFinderConfig config;
   config.slos = {{Metric::TTFT, 99, 0.2}};
+  config.max_step_requests = 0;  // an undecided step is decided at once on its estimate
   CapacityFinder finder(config);
-  RunSummary good = sample_summary(), bad = sample_summary();
-  for (RunSummary* s : {&good, &bad}) {  // no failures: only the TTFT SLO decides
-    s->failed = 0;
-    s->requests = s->succeeded;
-  }
-  good.ttft.p99 = 0.1;
-  bad.ttft.p99 = 0.5;
-  finder.record(good);
-  finder.record(bad);
+  finder.record(report_test_run(0.1), 10.0);  // p99 interval open above: undecided, estimate met
+  finder.record(report_test_run(0.5), 10.0);  // its lower end above the limit: missed
+  const RunSummary good = summarize_run(report_test_run(0.1), 10.0, config.slos);
   const OrderedJson report = make_report(OrderedJson::object(), good, finder.result());
   const auto parsed = nlohmann::ordered_json::parse(report.dump());
   const auto& cap = parsed["capacity"];
@@ -72,14 +82,33 @@ TEST(Report, CapacityStepsAreListed) {
   EXPECT_EQ(cap["first_bad_rate"], 1.2);
   EXPECT_EQ(cap["stop_reason"], "running");
   ASSERT_EQ(cap["steps"].size(), 2u);
-  EXPECT_EQ(cap["steps"][1]["phase"], "ramp");
-  EXPECT_EQ(cap["steps"][1]["met"], false);
-  EXPECT_EQ(cap["steps"][1]["slos"][0]["observed"], 0.5);
-  EXPECT_EQ(cap["steps"][1]["slos"][0]["slo"], "ttft p99 <= 0.2 s");
+  const auto& first = cap["steps"][0];
+  const auto& second = cap["steps"][1];
+  EXPECT_EQ(second["phase"], "ramp");
+  EXPECT_EQ(second["met"], false);
+  EXPECT_EQ(second["slos"][0]["observed"], 0.5);
+  EXPECT_EQ(second["slos"][0]["slo"], "ttft p99 <= 0.2 s");
+  // How each step was decided, with the interval and the tail counts behind it.
+  EXPECT_EQ(first["met"], true);
+  EXPECT_EQ(first["decided_by"], "point estimate");
+  EXPECT_EQ(first["runs"], 1);
+  EXPECT_EQ(first["slos"][0]["verdict"], "undecided");
+  EXPECT_EQ(first["slos"][0]["samples"], 10);
+  EXPECT_EQ(first["slos"][0]["above_percentile"], 0);
+  EXPECT_EQ(first["slos"][0]["above_limit"], 0);
+  EXPECT_EQ(first["slos"][0]["too_few_samples"], true);
+  EXPECT_EQ(first["slos"][0]["interval"]["confidence"], 0.95);
+  EXPECT_TRUE(first["slos"][0]["interval"]["upper_rank"].is_null());
+  EXPECT_TRUE(first["slos"][0]["interval"]["upper"].is_null());
+  EXPECT_EQ(first["slos"][0]["interval"]["lower_rank"], percentile_interval(10, 99, 0.95).lower_rank);
+  EXPECT_EQ(first["slos"][0]["interval"]["lower"], 0.1);
+  EXPECT_EQ(second["decided_by"], "interval");
+  EXPECT_EQ(second["slos"][0]["verdict"], "missed");
+  EXPECT_EQ(second["slos"][0]["above_limit"], 10);
   // Every step carries its own latency percentiles, SLO metric or not (for plotting).
-  EXPECT_EQ(cap["steps"][1]["latency"]["ttft"]["p99"], 0.5);
-  EXPECT_DOUBLE_EQ(cap["steps"][0]["latency"]["e2e"]["max"].get<double>(), 2.0);
-  EXPECT_DOUBLE_EQ(cap["steps"][0]["latency"]["tpot"]["mean"].get<double>(), good.tpot.mean);
+  EXPECT_EQ(second["latency"]["ttft"]["p99"], 0.5);
+  EXPECT_DOUBLE_EQ(first["latency"]["e2e"]["max"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(first["latency"]["tpot"]["mean"].get<double>(), good.tpot.mean);
 }
 
 TEST(Report, MissingKeysAreNamed) {
