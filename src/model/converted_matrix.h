@@ -28,8 +28,9 @@ struct ConvertedMatrix {
 DType converted_row_type(DType want, int64_t cols);
 
 // Writes n floats as row_bytes(t, n) bytes of type t: F32, F16, BF16, Q4_0,
-// Q4_1, Q5_0, Q5_1, Q8_0 (GGML's reference quantizers) or Q4_K
-// (kernels/quantize_k.h). Throws db::Error for another type.
+// Q4_1, Q5_0, Q5_1 (GGML's reference quantizers), Q8_0 (the same rule, see
+// converted_matrix.cpp) or Q4_K (kernels/quantize_k.h). Throws db::Error for
+// another type.
 void store_float_row(DType t, const float* x, uint8_t* dst, int64_t n);
 
 }  // namespace db

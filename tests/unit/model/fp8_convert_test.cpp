@@ -11,6 +11,7 @@
 #include "io/fp8.h"
 #include "kernels/matmul.h"
 #include "kernels/dequantize.h"
+#include "kernels/quantize.h"
 #include "kernels/quantize_k.h"
 #include "model/checkpoint_quant.h"
 #include "util/error.h"
@@ -111,6 +112,20 @@ TEST(Fp8Convert, WrongScaleShapeOrTypeIsNamed) {
   TensorView w = m.w();
   w.dtype = DType::BF16;
   EXPECT_THROW(convert_fp8_matrix(w, m.s(), 128, 128, DType::Q8_0, nullptr, "f", "t"), Error);
+}
+
+// The conversion's own Q8_0 writer gives GGML's reference quantizer's bytes
+// (random values: none falls within an ulp of a rounding boundary), NaN included.
+TEST(StoreFloatRow, Q8_0MatchesTheReferenceQuantizer) {
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(32 * 64);
+  for (float& v : x) v = normal(rng) * std::ldexp(1.0f, static_cast<int>(rng() % 20) - 10);
+  x[7] = std::nanf("");
+  std::vector<uint8_t> fast(row_bytes(DType::Q8_0, 32 * 64)), ref(fast.size());
+  store_float_row(DType::Q8_0, x.data(), fast.data(), 32 * 64);
+  kernels::quantize_row(DType::Q8_0, x.data(), ref.data(), 32 * 64);
+  EXPECT_EQ(fast, ref);
 }
 
 TEST(QuantizeQ4K, RoundTripWithinHalfAStepPlusTheScaleRounding) {
