@@ -17,11 +17,16 @@ void add_model_options(CLI::App& app, ModelOptions& o) {
   app.add_option("--quantize", o.quantize,
                  "FP8 / AWQ / GPTQ checkpoints: convert the matrices at load to this type (Q8_0, Q4_0, Q4_1, Q4_K, "
                  "Q5_0, Q5_1, F16, BF16, F32; default Q8_0 for FP8, Q4_1 for AWQ / GPTQ)");
+  app.add_flag("--pack", o.pack,
+               "GGUF files: load a copy pre-packed for this CPU, written on first use under "
+               "$XDG_CACHE_HOME/deepbatch/packed (about the file's size), so later starts map the matrices "
+               "instead of repacking them");
 }
 
 LoadOptions load_options(const ModelOptions& o) {
   LoadOptions l;
   if (!o.quantize.empty()) l.quantize = load_quantize_type_from_name(o.quantize);
+  l.pack = o.pack;
   return l;
 }
 

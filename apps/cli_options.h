@@ -21,6 +21,7 @@ struct ModelOptions {
   int block_size = 16;          // KV block size in tokens
   std::string kv_dtype = "f16";  // KV cache element type: f16, bf16, f32
   std::string quantize;          // a quantized checkpoint's matrices converted to this type; "" = its default
+  bool pack = false;             // load a GGUF file through its pre-packed copy (model/packed_cache.h)
 };
 
 struct SamplingOptions {
@@ -37,7 +38,7 @@ struct SamplingOptions {
 };
 
 void add_model_options(CLI::App& app, ModelOptions& o);
-// How the model is loaded: --quantize as LoadOptions (throws db::Error for an unknown type).
+// How the model is loaded: --quantize and --pack as LoadOptions (throws db::Error for an unknown type).
 LoadOptions load_options(const ModelOptions& o);
 void add_sampling_options(CLI::App& app, SamplingOptions& o);
 

@@ -26,7 +26,9 @@ class LLM:
     num_speculative_tokens, ngram_min, ngram_max, speculative_adaptive (bool). A load
     option besides: quantize, the type an FP8 / AWQ / GPTQ checkpoint's matrices are
     converted to at load ("Q8_0", "Q4_0", "Q4_1", "Q4_K", "F16", ...; None: Q8_0 for
-    FP8, Q4_1 for AWQ / GPTQ), as `deepbatch run --quantize`. Raises
+    FP8, Q4_1 for AWQ / GPTQ), as `deepbatch run --quantize`; and pack (bool), a GGUF
+    file loaded through its copy pre-packed for this CPU, written on first use, as
+    `deepbatch run --pack`. Raises
     ValueError for a model that cannot be opened or a value out of range, TypeError for an
     unknown option or a value of the wrong type.
     """

@@ -187,10 +187,15 @@ class Core {
     EngineConfig cfg;
     LoadOptions load;
     try {
-      py::dict engine_opts(opts);  // a copy: "quantize" is a load option, not an engine one
+      py::dict engine_opts(opts);  // a copy: "quantize" and "pack" are load options, not engine ones
       if (engine_opts.contains("quantize")) {
         const py::object q = engine_opts.attr("pop")("quantize");
         if (!q.is_none()) load.quantize = load_quantize_type_from_name(py::cast<std::string>(q));
+      }
+      if (engine_opts.contains("pack")) {
+        const py::object p = engine_opts.attr("pop")("pack");
+        if (!py::isinstance<py::bool_>(p)) throw py::type_error("pack must be a bool");
+        load.pack = py::cast<bool>(p);
       }
       cfg = engine_config(engine_opts);
     } catch (const Error& e) {

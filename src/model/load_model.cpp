@@ -1,14 +1,35 @@
+#include <chrono>
 #include <cstdio>
+#include <filesystem>
 
 #include "model/checkpoint_converter.h"
 #include "model/model.h"
 #include "model/model_source.h"
+#include "model/packed_cache.h"
 #include "model/registry.h"
+#include "util/cpu_features.h"
+#include "util/error.h"
 
 namespace db {
 
+namespace {
+
+// The file to load for `path` under --pack: its pre-packed copy, written first if need be.
+std::string packed_model_file(const std::string& path, ThreadPool* load_pool) {
+  if (std::filesystem::is_directory(path))
+    throw Error(path + ": --pack applies to GGUF files; a checkpoint directory is converted at every load");
+  const auto start = std::chrono::steady_clock::now();
+  const std::string copy = packed_copy(path, cpu_features().level, load_pool);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::fprintf(stderr, "%s: pre-packed copy %s (found or written in %.2f s)\n", path.c_str(), copy.c_str(), s);
+  return copy;
+}
+
+}  // namespace
+
 std::unique_ptr<Model> load_model(const std::string& path, ThreadPool* load_pool, const LoadOptions& options) {
-  auto src = ModelSource::open(path, options);  // rejects architectures without a registry entry
+  const std::string file = options.pack ? packed_model_file(path, load_pool) : path;
+  auto src = ModelSource::open(file, options);  // rejects architectures without a registry entry
   CheckpointConverter* converter = src->converter();  // owned by the source, which the model keeps
   if (converter) converter->set_pool(load_pool);
   ModelFactory build = src->arch().build;

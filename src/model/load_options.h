@@ -14,6 +14,9 @@ struct LoadOptions {
   // AWQ / GPTQ. Other sources hold their weights in computable types already and
   // reject it (model/model_source.h).
   std::optional<DType> quantize;
+  // Load a GGUF file through its pre-packed copy (model/packed_cache.h),
+  // written on the first load; a checkpoint directory is refused.
+  bool pack = false;
 };
 
 // The types --quantize accepts: F32, F16, BF16, Q4_0, Q4_1, Q4_K, Q5_0, Q5_1, Q8_0.

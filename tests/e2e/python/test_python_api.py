@@ -368,3 +368,20 @@ def test_quantized_checkpoints_load_with_quantize():
         gc.collect()
     with pytest.raises(ValueError, match="quantize type must be one of"):
         LLM(os.path.join(data, "qwen2_tiny_awq"), threads=2, quantize="Q9_9")
+
+
+def test_pack_loads_a_pre_packed_copy_with_the_same_output(llm, tmp_path, monkeypatch):
+    """LLM(pack=True) writes the default model's pre-packed copy into the cache
+    ($XDG_CACHE_HOME/deepbatch/packed) and greedy output is unchanged."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    params = SamplingParams(max_tokens=8, ignore_eos=True, temperature=0)
+    want = [o.outputs[0].token_ids for o in llm.generate(["The capital of France is"], params)]
+    packed = LLM(MODEL, threads=2, kv_cache_memory=KV_MEMORY, pack=True)
+    got = [o.outputs[0].token_ids for o in packed.generate(["The capital of France is"], params)]
+    assert got == want
+    copies = os.listdir(tmp_path / "deepbatch" / "packed")
+    assert len(copies) == 1 and copies[0].endswith(".gguf"), copies
+    del packed
+    gc.collect()
+    with pytest.raises(TypeError, match="pack must be a bool"):
+        LLM(MODEL, threads=2, pack="yes")

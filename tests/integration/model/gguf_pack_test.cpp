@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -15,7 +17,9 @@
 #include "io/gguf_writer.h"
 #include "kernels/packed_weights.h"
 #include "model/gguf_pack.h"
+#include "model/load_options.h"
 #include "model/model.h"
+#include "model/packed_cache.h"
 #include "model_test_util.h"
 #include "scratch_dir.h"
 #include "tensor/panel_layout.h"
@@ -118,6 +122,45 @@ TEST(GgufPackTest, RefusesAFileOfAnotherLayoutVersionOrPackedTwice) {
     EXPECT_NE(what.find("panel layout version"), std::string::npos) << what;
     EXPECT_NE(what.find("convert --pack"), std::string::npos) << what;
   }
+}
+
+// --pack (LoadOptions::pack): the first load writes the copy into the cache,
+// the second maps it; both compute the unpacked file's logits.
+TEST(GgufPackTest, PackOptionWritesTheCopyOnceThenMapsIt) {
+  const ScratchDir dir("pack_cache");
+  const char* old_cache = std::getenv("XDG_CACHE_HOME");
+  const std::string saved = old_cache ? old_cache : "";
+  ::setenv("XDG_CACHE_HOME", dir.path().c_str(), 1);
+  const std::string model = fixture_model_path(load_fixture("deepseek_v3_tiny"), "q8_0");
+  const auto seqs = pack_test_prompts(load_model(model)->config().vocab);
+  const SeqLogits unpacked = pack_test_logits(model, seqs);
+  LoadOptions pack;
+  pack.pack = true;
+  for (int load = 0; load < 2; ++load) {
+    ::testing::internal::CaptureStderr();
+    auto m = load_model(model, nullptr, pack);
+    const std::string log = ::testing::internal::GetCapturedStderr();
+    EXPECT_NE(log.find("pre-packed copy " + dir.path().string() + "/deepbatch/packed/model-q8_0-"), std::string::npos)
+        << log;
+    if (kernels::prefers_packed(DType::Q8_0, cpu_features().level))  // MLA's absorbed matrices are still built
+      EXPECT_NE(log.find("pre-packed matrices mapped in place"), std::string::npos) << log;
+    PagedRunner r(*m, 16, 32, DType::F32, 2, 7);
+    EXPECT_TRUE(bit_identical(run_chunked_mixed(r, seqs), unpacked)) << "load " << load;
+  }
+  int copies = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path() / "deepbatch" / "packed")) {
+    EXPECT_EQ(e.path().extension(), ".gguf") << e.path();  // no temporary left behind
+    ++copies;
+  }
+  EXPECT_EQ(copies, 1);
+  EXPECT_THROW(load_model(load_fixture("deepseek_v3_tiny").dir, nullptr, pack), Error);  // a checkpoint directory
+  if (old_cache) ::setenv("XDG_CACHE_HOME", saved.c_str(), 1); else ::unsetenv("XDG_CACHE_HOME");
+}
+
+TEST(GgufPackTest, CacheDirectoryFollowsXdg) {
+  EXPECT_EQ(packed_cache_dir("/x/cache", "/home/u"), "/x/cache/deepbatch/packed");
+  EXPECT_EQ(packed_cache_dir("relative", "/home/u"), "/home/u/.cache/deepbatch/packed");
+  EXPECT_EQ(packed_cache_dir(nullptr, nullptr), "deepbatch-cache/packed");
 }
 
 TEST(GgufPackTest, OnlyWholeMatricesArePacked) {
