@@ -256,9 +256,11 @@ int run_loadtest(const LoadtestOptions& o) {
   const auto by_estimate = std::count_if(r.steps.begin(), r.steps.end(),
                                          [](const CapacityStep& s) { return s.decided_by == "point estimate"; });
   if (by_estimate > 0)
-    std::printf("note: %lld of %zu steps were decided on point estimates: their intervals stayed undecided up to "
-                "%lld requests (--step-max-requests)\n",
-                (long long)by_estimate, r.steps.size(), (long long)fc.max_step_requests);
+    std::printf("note: %lld of %zu steps were decided on point estimates: their intervals stayed undecided %s\n",
+                (long long)by_estimate, r.steps.size(),
+                fc.max_step_requests > 0 ? ("up to " + std::to_string(fc.max_step_requests) + " requests "
+                                            "(--step-max-requests)").c_str()
+                                         : "(--step-max-requests 0 adds no runs)");
   save_report(o, make_report(settings, last, r));
   return 0;
 }

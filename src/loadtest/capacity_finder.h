@@ -18,7 +18,10 @@
 // undecided SLOs are judged on their point estimates and the step says so
 // (decided_by "point estimate"). So a few samples never decide a step by one outlier:
 // with 50 samples the p99's interval has no upper end, and only more requests can
-// show it met.
+// show it met. Each interval holds at `confidence` on its own: with several SLOs the
+// chances of a wrong call add up (at most 2.5% per SLO at 95%), and ITL samples, gaps
+// pooled over requests, are not independent, so their interval is narrower than it
+// should be.
 #pragma once
 #include <cstdint>
 #include <limits>

@@ -29,6 +29,8 @@ std::string step_log_outcome(const CapacityStep& s, const CapacityFinderConfig& 
     return step_log_format("SLOs violated: %lld of %lld requests failed", (long long)s.failed, (long long)s.requests);
   const char* outcome = s.met ? "SLOs met" : "SLOs violated";
   if (s.decided_by == "interval") return step_log_format("%s by the intervals", outcome);
+  if (config.max_step_requests == 0)
+    return step_log_format("%s on the point estimates: the intervals were undecided (no runs added)", outcome);
   return step_log_format("%s on the point estimates: the intervals stayed undecided (cap %lld requests)", outcome,
                          (long long)config.max_step_requests);
 }

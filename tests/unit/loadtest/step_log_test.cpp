@@ -64,6 +64,13 @@ TEST(StepLog, DecidedStepsSayHow) {
   EXPECT_NE(text.find("2 above the limit"), std::string::npos) << text;
   EXPECT_NE(text.find("undecided, missed on the estimate"), std::string::npos) << text;
 
+  const CapacityFinderConfig at_once_config = step_log_config(0);
+  CapacityFinder at_once(at_once_config);
+  const std::string at_once_text = step_log_joined(describe_step(at_once.record(step_log_run(), 12.5), at_once_config));
+  EXPECT_NE(at_once_text.find("SLOs violated on the point estimates: the intervals were undecided (no runs added)"),
+            std::string::npos)
+      << at_once_text;
+
   std::vector<RequestResult> slow = step_log_run();
   for (RequestResult& r : slow) r.ttft += 2;
   const std::string missed = step_log_joined(describe_step(finder.record(slow, 12.5), config));
