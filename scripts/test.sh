@@ -68,4 +68,4 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
   ctest --test-dir build-asan --output-on-failure -j"$jobs" -L "unit|asan" --timeout 900
 
 stage "fuzz targets (libFuzzer + ASan + UBSan), build and 50 s each"
-bash tests/fuzz/run_fuzzers.sh 50
+bash tests/fuzz/run_fuzzers.sh 60  # the three targets side by side

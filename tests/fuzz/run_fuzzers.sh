@@ -30,21 +30,30 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 artifacts="$build/fuzz-artifacts/$(date +%Y%m%d-%H%M%S)"  # this run's failing inputs
 mkdir -p "$artifacts"
-failed=()
-for t in "${targets[@]}"; do
-  echo "[fuzz] $t for ${seconds}s"
+# The targets run side by side (each for the whole time, sharing the cores), so the
+# stage takes `seconds` rather than `seconds` per target.
+run_target() {  # run_target T: runs T, then writes its exit status to $work/T.status
+  local t=$1 status=0
   mkdir -p "$work/$t"
-  log="$work/$t.log"
-  status=0
   # The temporary directory comes first: libFuzzer writes new inputs there; the committed
   # corpus is only read. A failing input is saved under $artifacts/ as crash-*, leak-*,
   # timeout-* or oom-*.
   ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
     "$build/tests/fuzz/$t" "$work/$t" "$src/corpus/$t" -dict="$src/$t.dict" \
     -seed="${FUZZ_SEED:-1}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=8192 \
-    -print_final_stats=1 -artifact_prefix="$artifacts/$t-" >"$log" 2>&1 || status=$?
+    -print_final_stats=1 -artifact_prefix="$artifacts/$t-" >"$work/$t.log" 2>&1 || status=$?
+  echo "$status" >"$work/$t.status"
+}
+echo "[fuzz] ${targets[*]} for ${seconds}s, side by side"
+for t in "${targets[@]}"; do run_target "$t" & done
+wait
+failed=()
+for t in "${targets[@]}"; do
+  log="$work/$t.log"
+  status=$(cat "$work/$t.status" 2>/dev/null || echo "no status")
+  echo "[fuzz] $t:"
   grep -E '^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)|^#[0-9]+[[:space:]]+DONE' "$log" || true
-  if ((status != 0)); then
+  if [[ $status != 0 ]]; then
     echo "[fuzz] FAILED: $t exited with $status; the end of its log:" >&2
     tail -n 60 "$log" >&2
     ls -1 "$artifacts"/"$t"-* 2>/dev/null | sed 's/^/[fuzz] reproducer: /' >&2 || true
