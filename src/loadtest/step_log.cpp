@@ -45,7 +45,7 @@ std::vector<std::string> describe_step(const CapacityStep& s, const CapacityFind
   for (const SloCheck& c : s.checks) {
     const SloJudgement& j = c.judgement;
     std::string verdict(verdict_name(j.verdict));
-    if (j.verdict == Verdict::Undecided && !s.decided_by.empty() && s.decided_by != "errors")
+    if (j.verdict == Verdict::Undecided && s.decided_by == "point estimate")
       verdict += c.met ? ", met on the estimate" : ", missed on the estimate";
     lines.push_back(step_log_format(
         "  %s: p%g = %.1f ms over %lld samples (%lld above it, %lld above the limit), %g%% CI [%s, %s]: %s",

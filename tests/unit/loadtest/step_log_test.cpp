@@ -78,6 +78,16 @@ TEST(StepLog, DecidedStepsSayHow) {
   EXPECT_NE(missed.find("50 above the limit"), std::string::npos) << missed;
   EXPECT_NE(missed.find(": missed\n"), std::string::npos) << missed;
 
+  // Another SLO's interval decided the step: an undecided one is not judged on its estimate.
+  CapacityFinderConfig two = step_log_config(1000);
+  two.slos.push_back({Metric::E2E, 99, 0.6});  // every E2E is at least 0.7 s: missed
+  CapacityFinder two_slos(two);
+  const std::vector<std::string> two_lines = describe_step(two_slos.record(step_log_run(), 12.5), two);
+  ASSERT_GE(two_lines.size(), 4u);
+  EXPECT_NE(two_lines[0].find("SLOs violated by the intervals"), std::string::npos) << two_lines[0];
+  EXPECT_TRUE(two_lines[1].ends_with(": undecided")) << two_lines[1];
+  EXPECT_TRUE(two_lines[3].ends_with(": missed")) << two_lines[3];
+
   std::vector<RequestResult> failed = step_log_run();
   for (RequestResult& r : failed) r.ok = false;
   const std::string errors = step_log_joined(describe_step(finder.record(failed, 12.5), config));
