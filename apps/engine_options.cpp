@@ -20,6 +20,12 @@ void add_engine_options(CLI::App& app, EngineOptions& o, bool with_max_num_seqs)
                  "Prompt chunks longer than this are capped so short prompts run too (0 = auto)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  app.add_option("--prefill-cost", o.prefill_cost,
+                 "How a capped prompt chunk is priced: fitted (its tokens' attention over the context before "
+                 "them counts, at the rate measured from step times, so chunks deep in a long prompt are "
+                 "shorter), shape (the same at the model's MAC ratio) or tokens (tokens only)")
+      ->check(CLI::IsMember({"fitted", "shape", "tokens"}))
+      ->capture_default_str();
   app.add_option("--kv-cache-memory", o.kv_cache_memory,
                  "Bytes for the KV cache, e.g. 2G or 512M (default: a share of available memory)")
       ->transform(CLI::AsSizeValue(false));
@@ -127,6 +133,9 @@ EngineConfig make_engine_config(const ModelOptions& model, const EngineOptions& 
   c.max_num_seqs = engine.max_num_seqs;
   c.max_num_batched_tokens = engine.max_num_batched_tokens;
   c.long_prefill_threshold = engine.long_prefill_threshold;
+  c.prefill_cost = engine.prefill_cost == "tokens" ? PrefillCostMode::Tokens
+                   : engine.prefill_cost == "shape" ? PrefillCostMode::Shape
+                                                    : PrefillCostMode::Fitted;
   c.block_size = model.block_size;
   c.kv_dtype = parse_kv_dtype(model.kv_dtype);
   c.kv_cache_memory = engine.kv_cache_memory;

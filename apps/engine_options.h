@@ -15,6 +15,7 @@ struct EngineOptions {
   int max_num_seqs = EngineConfig{}.max_num_seqs;                      // running sequences at most
   int max_num_batched_tokens = EngineConfig{}.max_num_batched_tokens;  // tokens per step at most
   int long_prefill_threshold = 0;                                      // 0 = auto
+  std::string prefill_cost = "fitted";                                 // fitted | shape | tokens
   int64_t kv_cache_memory = 0;                                         // bytes; 0 = a share of available memory
   bool enable_prefix_caching = true;                                   // reuse KV of identical prompt prefixes
   std::string kv_watermarks = "0,0.05,0.1";                            // per class: pool share kept free

@@ -38,6 +38,8 @@ namespace db {
 
 class ModelBundle;
 
+enum class PrefillCostMode { Tokens, Shape, Fitted };
+
 struct EngineConfig {
   int threads = 0;                       // compute threads (0 = all cores)
   int max_num_seqs = 64;                 // running sequences at most
@@ -45,6 +47,13 @@ struct EngineConfig {
   int long_prefill_threshold = 0;        // a prompt chunk longer than this is capped so short ones run too;
                                          // in steps shared with decodes or short prompts, at an eighth of it
                                          // (0 = auto: a quarter of max_num_batched_tokens, in whole blocks)
+  // How a capped chunk is priced (sched/prefill_cost.h): Fitted (default) counts
+  // each token's attention over the context before it, at the rate measured from
+  // step times (starting from the model's MAC counts), so a chunk deep in a long
+  // prompt is shorter and the steps beside it stay short; Shape uses the MAC
+  // counts only; Tokens counts tokens (every chunk cap-sized). Outputs are the
+  // same whichever: only the steps' composition changes.
+  PrefillCostMode prefill_cost = PrefillCostMode::Fitted;
   int block_size = 16;                   // KV block size in tokens (16 or 64)
   DType kv_dtype = DType::F16;           // KV cache element type
   int64_t kv_cache_memory = 0;           // bytes for the KV cache (0 = kv_cache_fraction of available memory)

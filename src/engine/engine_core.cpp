@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 
+#include "engine/model_macs.h"
 #include "engine/step_composition.h"
 #include "memory/memory_info.h"
 #include "sched/budget_split.h"
@@ -100,6 +101,9 @@ EngineCore::EngineCore(Model& model, const Tokenizer& tokenizer, const EngineCon
   sc.long_prefill_threshold = cfg.long_prefill_threshold > 0
                                   ? cfg.long_prefill_threshold
                                   : auto_long_prefill_threshold(cfg.max_num_batched_tokens, cfg.block_size);
+  if (cfg.prefill_cost != PrefillCostMode::Tokens) sc.prefill_cost = prefill_cost_prior(mc);
+  if (cfg.prefill_cost == PrefillCostMode::Fitted) cost_fit_.emplace(sc.prefill_cost);
+  prior_prefill_rate_ = sc.prefill_cost.attention_per_position;
   sc.block_size = cfg.block_size;
   sc.num_blocks = engine_num_kv_blocks(model, cfg, draft_kv ? draft_kv->bytes_per_token() : 0);
   const int32_t num_blocks = sc.num_blocks;
@@ -213,12 +217,15 @@ StepRecord EngineCore::step(std::vector<OutputEvent>& events) {
   }
   const StepComposition comp = describe_step(so, *sched_, sla_.has_value());
   ModelRunnerOutput ro;
+  const EngineClock::time_point executing = EngineClock::now();
   try {
     ro = runner_->execute(so);
   } catch (const std::exception& ex) {
     fail_step(so, ex.what(), events);
     return {};
   }
+  if (cost_fit_ && cost_fit_->observe(so, std::chrono::duration<double>(EngineClock::now() - executing).count()))
+    update_prefill_cost();
   const std::vector<RequestOutput> outs = sched_->update(so, ro);
   const EngineClock::time_point done_at = EngineClock::now();
   for (PromptLogprobs& p : ro.prompt_logprobs) {  // before the tokens sampled from the same step
@@ -260,6 +267,18 @@ StepRecord EngineCore::step(std::vector<OutputEvent>& events) {
   for (const RequestOutput& o : outs)  // after the observers, which still read the step's ended sequences
     if (is_finished(o.status)) forget(o.id);
   return rec;
+}
+
+void EngineCore::update_prefill_cost() {
+  const double rate = cost_fit_->estimate().attention_per_position;
+  sched_->set_prefill_cost(cost_fit_->estimate());
+  // One line when the measured rate first replaces the model's, and when it doubles or halves since.
+  if (logged_prefill_rate_ > 0 && rate < 2 * logged_prefill_rate_ && rate > logged_prefill_rate_ / 2) return;
+  std::fprintf(stderr,
+               "prefill cost: one context position's attention = %.3g of a token's matmuls (%.1fx the model's MAC "
+               "ratio), measured from step times\n",
+               rate, rate / prior_prefill_rate_);
+  logged_prefill_rate_ = rate;
 }
 
 void EngineCore::fail_step(const SchedulerOutput& so, const std::string& error, std::vector<OutputEvent>& events) {

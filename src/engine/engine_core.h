@@ -19,6 +19,7 @@
 #include "model/weight_read_bytes.h"
 #include "runner/model_runner.h"
 #include "sched/scheduler.h"
+#include "sched/step_cost_fit.h"
 #include "spec/speculative_decoder.h"
 #include "tokenizer/tokenizer.h"
 #include "util/thread_pool.h"
@@ -74,6 +75,8 @@ class EngineCore {
   // the step it ended (the next step's finished_ids would report it too late).
   void forget(RequestId id);
   void fail_step(const SchedulerOutput& so, const std::string& error, std::vector<OutputEvent>& events);
+  // Hands the fitted prefill cost to the scheduler; logs it when it changed much.
+  void update_prefill_cost();
 
   Model& model_;
   ThreadPool pool_;
@@ -87,6 +90,9 @@ class EngineCore {
   double kv_bytes_per_token_ = 0;
   std::optional<SlaLoop> sla_;
   std::optional<SpeculativeDecoder> spec_;
+  std::optional<StepCostFit> cost_fit_;  // refines the scheduler's prefill cost from step times (Fitted mode)
+  double prior_prefill_rate_ = 0;        // the model-shape rate the fit started from
+  double logged_prefill_rate_ = 0;       // the rate last logged (0 = none yet)
 };
 
 // Steady-clock seconds: the clock of request arrival times and deadlines.

@@ -38,21 +38,28 @@ ChunkLimits resolve_chunk_limits(int32_t long_threshold, int32_t shared_threshol
   return l;
 }
 
-StepBudget::StepBudget(int32_t tokens, ChunkLimits limits, int32_t short_reserved, bool shared)
-    : limits_(limits), left_(std::max(tokens, 0)), short_reserved_(std::max(short_reserved, 0)), shared_(shared) {}
+StepBudget::StepBudget(int32_t tokens, ChunkLimits limits, int32_t short_reserved, bool shared, PrefillCost cost)
+    : limits_(limits),
+      cost_(cost),
+      left_(std::max(tokens, 0)),
+      short_reserved_(std::max(short_reserved, 0)),
+      shared_(shared) {}
 
-bool StepBudget::is_short(int32_t uncomputed, ChunkLimits limits) {
-  return limits.shared_threshold > 0 && uncomputed <= limits.shared_threshold;
+bool StepBudget::is_short(int32_t uncomputed, int64_t position, ChunkLimits limits, const PrefillCost& cost) {
+  if (limits.shared_threshold <= 0 || uncomputed > limits.shared_threshold) return false;
+  return uncomputed == 1 || cost.cost(position, uncomputed) <= cost.cost(0, limits.shared_threshold);
 }
 
-int32_t StepBudget::offer(int32_t uncomputed) const {
-  if (is_short(uncomputed)) return chunk_tokens(uncomputed, left_, 0);
-  return chunk_tokens(uncomputed, left_ - short_reserved_, cap());
+int32_t StepBudget::offer(int32_t uncomputed, int64_t position) const {
+  if (is_short(uncomputed, position)) return chunk_tokens(uncomputed, left_, 0);
+  const int32_t n = chunk_tokens(uncomputed, left_ - short_reserved_, cap());
+  if (n == 0 || cap() == 0) return n;
+  return cost_.chunk(position, cost_.cost(0, cap()), n);
 }
 
-void StepBudget::take(int32_t uncomputed, int32_t n) {
+void StepBudget::take(int32_t uncomputed, int64_t position, int32_t n) {
   left_ -= n;
-  if (is_short(uncomputed)) short_reserved_ = std::max(0, short_reserved_ - n);
+  if (is_short(uncomputed, position)) short_reserved_ = std::max(0, short_reserved_ - n);
 }
 
 }  // namespace db

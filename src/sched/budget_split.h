@@ -14,9 +14,20 @@
 // next step. The scheduler reserves for waiting short prompts only what leaves
 // each running long prompt one shared chunk, so a stream of short arrivals
 // does not stall a long prompt either.
+//
+// Caps count cost, not only tokens (prefill_cost.h): a capped chunk from
+// position p holds the most tokens whose cost is at most that of a cap-sized
+// chunk at position 0 (at least one token), so a chunk deep in a long prompt,
+// whose tokens attend to all the context before them, is shorter and the step
+// lasts about as long as at the prompt's start. Short work is also judged by
+// cost: a prompt tail deep in its context that costs more than a shared chunk
+// at position 0 is long work, chunked. A decode (one missing token) is always
+// short work, whatever its position, so decodes are never starved.
 #pragma once
 #include <algorithm>
 #include <cstdint>
+
+#include "sched/prefill_cost.h"
 
 namespace db {
 
@@ -50,18 +61,23 @@ class StepBudget {
  public:
   // `short_reserved`: missing tokens of the short work to be served in this
   // step, held back from long chunks; `shared`: the step holds short work.
-  StepBudget(int32_t tokens, ChunkLimits limits, int32_t short_reserved, bool shared);
+  // `cost`: how chunks are priced (the default prices a token as one unit, so
+  // caps count tokens).
+  StepBudget(int32_t tokens, ChunkLimits limits, int32_t short_reserved, bool shared, PrefillCost cost = {});
 
-  // Whether a sequence with `uncomputed` missing tokens is short work.
-  static bool is_short(int32_t uncomputed, ChunkLimits limits);
-  bool is_short(int32_t uncomputed) const { return is_short(uncomputed, limits_); }
+  // Whether a sequence with `uncomputed` missing tokens after its first
+  // `position` (computed) ones is short work: one token, or at most the shared
+  // threshold whose cost is at most a shared chunk's at position 0.
+  static bool is_short(int32_t uncomputed, int64_t position, ChunkLimits limits, const PrefillCost& cost);
+  bool is_short(int32_t uncomputed, int64_t position) const { return is_short(uncomputed, position, limits_, cost_); }
 
-  // Tokens a sequence with `uncomputed` missing tokens may compute now: all of
-  // them for short work (within what is left), else a capped chunk of what the
-  // unserved short work leaves. 0 = none this step.
-  int32_t offer(int32_t uncomputed) const;
-  // Records that a sequence with `uncomputed` missing tokens computes `n` now.
-  void take(int32_t uncomputed, int32_t n);
+  // Tokens a sequence with `uncomputed` missing tokens after `position` may
+  // compute now: all of them for short work (within what is left), else a chunk
+  // of what the unserved short work leaves, cut to the cap's cost (see above).
+  // 0 = none this step.
+  int32_t offer(int32_t uncomputed, int64_t position) const;
+  // Records that that sequence computes `n` now.
+  void take(int32_t uncomputed, int64_t position, int32_t n);
   // Stops holding tokens back for short work not served yet (for the
   // admission phase, which serves the waiting queue in order anyway).
   void drop_reservation() { short_reserved_ = 0; }
@@ -77,6 +93,7 @@ class StepBudget {
 
  private:
   ChunkLimits limits_;
+  PrefillCost cost_;
   int32_t left_ = 0;           // tokens not handed out yet
   int32_t short_reserved_ = 0; // short work expected but not served yet
   bool shared_ = false;        // the step holds short work

@@ -32,6 +32,7 @@ Scheduler::Scheduler(SchedulerConfig cfg)
   DB_CHECK(cfg_.max_num_batched_tokens >= 1, "max_num_batched_tokens must be at least 1");
   DB_CHECK(cfg_.long_prefill_threshold >= 0, "long_prefill_threshold must not be negative");
   DB_CHECK(cfg_.shared_prefill_threshold >= 0, "shared_prefill_threshold must not be negative");
+  DB_CHECK(cfg_.prefill_cost.attention_per_position >= 0, "the prefill cost per position must not be negative");
   limits_ = resolve_chunk_limits(cfg_.long_prefill_threshold, cfg_.shared_prefill_threshold, cfg_.block_size);
   step_tokens_ = cfg_.max_num_batched_tokens;
   for (size_t c = 0; c < cfg_.kv_watermarks.size(); ++c) {
@@ -123,6 +124,11 @@ void Scheduler::set_step_limits(const StepLimits& limits) {
                 : resolve_chunk_limits(cfg_.long_prefill_threshold, cfg_.shared_prefill_threshold, cfg_.block_size);
 }
 
+void Scheduler::set_prefill_cost(const PrefillCost& cost) {
+  DB_CHECK(cost.attention_per_position >= 0, "the prefill cost per position must not be negative");
+  cfg_.prefill_cost = cost;
+}
+
 void Scheduler::set_memory_limits(const MemoryLimits& limits) {
   DB_CHECK(limits.max_running >= 0, "the memory guard's cap must not be negative");
   mem_ = limits;
@@ -191,7 +197,7 @@ StepBudget Scheduler::plan_budget() const {
   int32_t running_short = 0, running_long = 0;
   for (const Request* r : running_) {
     const int32_t uncomputed = r->num_uncomputed_tokens();
-    if (StepBudget::is_short(uncomputed, limits_)) {
+    if (StepBudget::is_short(uncomputed, r->num_computed_tokens, limits_, cfg_.prefill_cost)) {
       running_short += uncomputed;
     } else {
       ++running_long;
@@ -201,7 +207,8 @@ StepBudget Scheduler::plan_budget() const {
   int32_t waiting_short = 0, seqs = num_running_seqs();
   bool short_waiting = false;
   waiting_.visit_in_order([&](const Request& w) {
-    if (!StepBudget::is_short(w.num_tokens(), limits_) || (seqs > 0 && seqs + w.num_samples > max_running()))
+    if (!StepBudget::is_short(w.num_tokens(), 0, limits_, cfg_.prefill_cost) ||
+        (seqs > 0 && seqs + w.num_samples > max_running()))
       return false;
     short_waiting = true;
     if (waiting_short + w.num_tokens() > room) return false;
@@ -209,8 +216,8 @@ StepBudget Scheduler::plan_budget() const {
     seqs += w.num_samples;
     return true;
   });
-  return StepBudget(step_tokens_, limits_, running_short + waiting_short,
-                    running_short > 0 || short_waiting);
+  return StepBudget(step_tokens_, limits_, running_short + waiting_short, running_short > 0 || short_waiting,
+                    cfg_.prefill_cost);
 }
 
 bool Scheduler::interactive_step() {
@@ -254,14 +261,14 @@ bool Scheduler::schedule_running(SchedulerOutput& out, StepBudget& budget) {
       ++i;  // sits out this interactive step
       continue;
     }
-    const int32_t offered = budget.offer(uncomputed);
+    const int32_t offered = budget.offer(uncomputed, r.num_computed_tokens);
     const int32_t n = cap_scored_rows(r, r.priority > 0 ? std::min(offered, interactive_left_) : offered);
     if (n == 0) {  // a long prompt behind short work that takes the rest of the budget (or of the scored rows)
       ++i;
       continue;
     }
     if (r.priority > 0 && interactive) interactive_left_ -= n;
-    budget.take(uncomputed, n);
+    budget.take(uncomputed, r.num_computed_tokens, n);
     std::vector<int32_t> drafts = std::move(r.draft_tokens);
     r.draft_tokens.clear();
     std::optional<AllocResult> alloc;
@@ -341,8 +348,8 @@ void Scheduler::schedule_waiting(SchedulerOutput& out, StepBudget& budget) {
     const ComputedBlocks hit =
         r.sampling.prompt_logprobs ? ComputedBlocks{} : kv_.get_computed_blocks(r.id, r.tokens);
     const int32_t uncomputed = r.num_tokens() - hit.num_computed_tokens;
-    const int32_t offered =
-        r.priority > 0 ? std::min(budget.offer(uncomputed), interactive_left_) : budget.offer(uncomputed);
+    const int32_t offer = budget.offer(uncomputed, hit.num_computed_tokens);
+    const int32_t offered = r.priority > 0 ? std::min(offer, interactive_left_) : offer;
     const int32_t n = cap_scored_rows(r, offered);
     if (n == 0 && offered > 0) break;  // the step scores as many prompt positions as it may; wait for the next
     SlotRequest slots;
@@ -361,7 +368,7 @@ void Scheduler::schedule_waiting(SchedulerOutput& out, StepBudget& budget) {
     r.status = RequestStatus::Running;
     insert_running(&r);
     record(r, n, std::move(*alloc), out, first, hit.num_computed_tokens);
-    budget.take(uncomputed, n);
+    budget.take(uncomputed, hit.num_computed_tokens, n);
     if (r.priority > 0 && interactive_left_ != std::numeric_limits<int32_t>::max()) interactive_left_ -= n;
   }
 }

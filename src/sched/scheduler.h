@@ -10,7 +10,9 @@
 //   The step budget is split by budget_split.h: short work (decodes, prompt
 //   tails, and the short prompts at the front of the waiting queue) is
 //   reserved first; long prompts get capped chunks of the rest, capped harder
-//   when the step holds short work, so that step stays short.
+//   when the step holds short work, so that step stays short. Caps count a
+//   chunk's cost (prefill_cost.h): deep in a long prompt, where each token
+//   attends to more context, a chunk holds fewer tokens.
 //   1. running sequences, in service order (request_order.h): each computes a
 //      chunk of its missing tokens (one for a decode) within the step budget;
 //      a long prompt whose chunk the short work leaves no room for skips the step.
@@ -143,6 +145,10 @@ class Scheduler {
   // running sequences fall under it; unlike the memory guard's, it preempts none.
   void set_step_limits(const StepLimits& limits);
   const StepLimits& step_limits() const { return step_; }
+  // How capped chunks are priced from the next step on (see budget_split.h);
+  // it changes only how prompts are split into steps, never what is computed.
+  void set_prefill_cost(const PrefillCost& cost);
+  const PrefillCost& prefill_cost() const { return cfg_.prefill_cost; }
 
   // Draft tokens for a running sequence whose only missing token is its newest
   // (a decode), replacing any it had; the next schedule() consumes them, cut to

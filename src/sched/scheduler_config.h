@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "sched/prefill_cost.h"
+
 namespace db {
 
 struct SchedulerConfig {
@@ -12,6 +14,10 @@ struct SchedulerConfig {
   int32_t long_prefill_threshold = 0;     // a prompt chunk longer than this is cut to it (0 = no cap)
   int32_t shared_prefill_threshold = 0;   // ... and to this in a step that also serves short work (budget_split.h);
                                           // 0 = auto: an eighth of long_prefill_threshold in whole blocks
+  // How capped chunks are priced (budget_split.h): a chunk costs no more than a
+  // threshold-sized one at position 0. The default prices a token as one unit
+  // wherever it is (caps count tokens); set_prefill_cost() replaces it.
+  PrefillCost prefill_cost;
   int32_t block_size = 16;                // tokens per KV block
   int32_t num_blocks = 0;                 // KV pool size, the null block included (>= 2)
   bool enable_prefix_caching = true;      // reuse cached full blocks of identical prefixes

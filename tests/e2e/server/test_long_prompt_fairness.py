@@ -1,15 +1,33 @@
-"""A long prompt does not hold up a short request: while an 8,000-token prompt
-prefills, a 16-token greedy request sent during it gets its first token within
-two of the long prompt's full-threshold steps, and all 16 tokens far sooner than
-the long prompt's prefill takes; its text is the same as when it runs alone.
+"""A long prompt does not hold up short requests, however deep its prefill is: while an
+8,000-token prompt prefills, a client sends short completions one after another, and
+each one finishes within a bound set by the machine's own plain steps, measured on the
+same server just before and just after (the mean of the two, each the least of three
+runs, so that a machine busy with other work moves the bounds with it):
 
-A full-threshold step is measured as the long prompt's prefill time divided by
-its number of threshold-sized chunks (LONG_TOKENS / THRESHOLD)."""
+  decode step:  the median gap between the tokens of a short request running alone;
+  full step:    the first-token time of a threshold-sized prompt running alone (one
+                step: a 512-token chunk at position 0, the longest step the scheduler
+                plans by its caps).
+
+A chunk deep in the prompt, whose tokens attend to thousands of cached positions,
+costs no more than one at position 0 (the scheduler prices chunks by cost,
+sched/prefill_cost.h), so the bounds hold at every depth:
+
+  - every short request sent during the prefill finishes within SHORT_BOUND_FULL_STEPS
+    full steps plus a decode step per token: it waits for at most one full step in
+    flight, then runs its 5 steps beside capped chunks (2.5-5.8 full steps measured,
+    the most on a machine busy with other work; by tokens alone, short requests deep
+    in the prefill took 12-29 full steps: tests/README.md);
+  - the long prompt is not starved: its prefill ends within LONG_BOUND_FULL_STEPS full
+    steps although it now shares its steps with many more short requests (70-260
+    measured, by tokens alone 70-175; the paired before/after times are in
+    tests/README.md, as a single run on a shared machine cannot tell 1.2x apart);
+  - a short request's greedy text is the same as when it runs alone."""
 import http.client
 import json
-import math
 import os
 import random
+import statistics
 import sys
 import threading
 import time
@@ -20,10 +38,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "common"))
 from e2e_main import check, metric_value, parse_args, run_tests_on_server  # noqa: E402
 
 LONG_TOKENS = 8000
-THRESHOLD = 512       # --long-prefill-threshold: the long prompt's chunk when it runs alone
+THRESHOLD = 512       # --long-prefill-threshold: the long prompt's chunk cap when it runs alone
 SHORT_TOKENS = 16
-SHORT_MAX_TOKENS = 16
-HTTP_SLACK_S = 0.5    # request parsing, tokenization and streaming around the two steps
+SHORT_MAX_TOKENS = 4
+SHORT_BOUND_FULL_STEPS = 8     # one full step in flight, its own 5 steps beside shared chunks, a busy machine
+LONG_BOUND_FULL_STEPS = 300    # no starvation: the short requests stop coming past it
 
 
 def stream(base, body, out):
@@ -67,42 +86,72 @@ def token_ids(seed, n):
     return [rng.randrange(300, 40000) for _ in range(n)]
 
 
-def test_short_request_is_not_held_up_by_a_long_prompt(base):
-    long_body = {"prompt": token_ids(1, LONG_TOKENS), "max_tokens": 2, "temperature": 0, "ignore_eos": True}
-    short_body = {"prompt": token_ids(2, SHORT_TOKENS), "max_tokens": SHORT_MAX_TOKENS, "temperature": 0,
-                  "ignore_eos": True}
-    long_out, short_out = {}, {}
-    long_thread = threading.Thread(target=stream, args=(base, long_body, long_out))
+def short_body(seed, max_tokens=SHORT_MAX_TOKENS):
+    return {"prompt": token_ids(seed, SHORT_TOKENS), "max_tokens": max_tokens, "temperature": 0, "ignore_eos": True}
+
+
+def plain_steps(base):
+    """(decode step, full step) in seconds, each the least of a few runs (the machine may be shared)."""
+    decode_steps, full_steps = [], []
+    for k in range(3):
+        alone = {}
+        stream(base, short_body(900 + k, max_tokens=24), alone)
+        decode_steps.append(statistics.median(b - a for a, b in zip(alone["times"], alone["times"][1:])))
+        first = {}
+        stream(base, {"prompt": token_ids(800 + k, THRESHOLD), "max_tokens": 1, "temperature": 0}, first)
+        full_steps.append(first["times"][0])
+    return min(decode_steps), min(full_steps)
+
+
+def test_short_requests_are_not_held_up_by_a_long_prompt(base):
+    steps_before = plain_steps(base)
+    long_out = {}
+    long_thread = threading.Thread(target=stream, args=(base, {"prompt": token_ids(1, LONG_TOKENS), "max_tokens": 2,
+                                                                "temperature": 0, "ignore_eos": True}, long_out))
     long_thread.start()
     wait_running(base)  # its first chunk is done: it is prefilling
-    stream(base, short_body, short_out)
+    shorts = []
+    stop_at = long_out["sent"] + LONG_BOUND_FULL_STEPS * steps_before[1]
+    while long_thread.is_alive() and not long_out.get("times") and time.monotonic() < stop_at:
+        out = {"seed": 1000 + len(shorts)}
+        stream(base, short_body(out["seed"]), out)
+        shorts.append(out)
     long_thread.join(300)
     check(len(long_out.get("times", [])) >= 1, f"the long prompt produced nothing: {long_out}")
-    check(len(short_out["times"]) >= SHORT_MAX_TOKENS // 2, f"short request chunks: {short_out['times']}")
-
     prefill_s = long_out["times"][0]
-    step_s = prefill_s / math.ceil(LONG_TOKENS / THRESHOLD)
-    ttft_s, total_s = short_out["times"][0], short_out["times"][-1]
-    print(f"long prompt: prefill {prefill_s:.2f} s, full-threshold step {step_s:.3f} s; "
-          f"short request sent {short_out['sent'] - long_out['sent']:.2f} s after it: "
-          f"first token {ttft_s:.3f} s, {SHORT_MAX_TOKENS} tokens {total_s:.3f} s", flush=True)
-    check(short_out["sent"] < long_out["sent"] + prefill_s, "the short request was sent after the long prefill")
-    check(ttft_s < 2 * step_s + HTTP_SLACK_S,
-          f"short request's first token after {ttft_s:.3f} s, over two steps ({step_s:.3f} s each)")
-    check(total_s < prefill_s / 3,
-          f"short request took {total_s:.3f} s, not far below the long prompt's prefill ({prefill_s:.2f} s)")
+    steps_after = plain_steps(base)
+    decode_s, full_s = ((a + b) / 2 for a, b in zip(steps_before, steps_after))
+    during = [o for o in shorts if o["sent"] < long_out["sent"] + prefill_s]
+    check(len(during) >= 4, f"only {len(during)} short requests ran during the prefill")
+    worst = max(during, key=lambda o: o["times"][-1])
+    worst_s = worst["times"][-1]
+    short_bound_s = SHORT_BOUND_FULL_STEPS * full_s + SHORT_MAX_TOKENS * decode_s
+    long_bound_s = LONG_BOUND_FULL_STEPS * full_s
+    print(f"plain steps: decode {decode_s * 1000:.1f} ms, full ({THRESHOLD} tokens at 0) {full_s * 1000:.0f} ms; "
+          f"long prompt: prefill {prefill_s:.2f} s = {prefill_s / full_s:.1f} full steps (bound "
+          f"{LONG_BOUND_FULL_STEPS}); {len(during)} short requests during it: median "
+          f"{statistics.median(o['times'][-1] for o in during):.3f} s, worst {worst_s:.3f} s = "
+          f"{worst_s / full_s:.2f} full steps, sent {worst['sent'] - long_out['sent']:.1f} s in "
+          f"(bound {short_bound_s:.3f} s)", flush=True)
+    check(worst_s < short_bound_s,
+          f"a short request took {worst_s:.3f} s beside the prefill, over {short_bound_s:.3f} s "
+          f"({SHORT_BOUND_FULL_STEPS} full steps of {full_s:.3f} s + {SHORT_MAX_TOKENS} decode steps)")
+    check(prefill_s < long_bound_s,
+          f"the long prompt's prefill took {prefill_s:.2f} s, over {LONG_BOUND_FULL_STEPS} full steps "
+          f"({long_bound_s:.2f} s)")
 
-    alone = {}
-    stream(base, short_body, alone)
-    check(alone["text"] == short_out["text"],
-          f"greedy text differs beside the long prompt: {short_out['text']!r} vs alone {alone['text']!r}")
+    for o in (during[0], worst, during[-1]):
+        alone = {}
+        stream(base, short_body(o["seed"]), alone)
+        check(alone["text"] == o["text"],
+              f"greedy text differs beside the long prompt: {o['text']!r} vs alone {alone['text']!r}")
 
 
 def main():
     return run_tests_on_server(parse_args(), ["-t", "2", "--max-num-seqs", "8", "--kv-cache-memory", "512M",
                                               "--max-num-batched-tokens", "2048",
                                               "--long-prefill-threshold", str(THRESHOLD)],
-                               [test_short_request_is_not_held_up_by_a_long_prompt])
+                               [test_short_requests_are_not_held_up_by_a_long_prompt])
 
 
 if __name__ == "__main__":

@@ -75,25 +75,25 @@ TEST(BudgetSplit, AutoSharedThresholdIsAnEighthOfTheThresholdInWholeBlocks) {
 TEST(BudgetSplit, StepWithoutShortWorkCutsLongChunksToTheThreshold) {
   const ChunkLimits limits{512, 64};
   StepBudget b(2048, limits, 0, false);
-  EXPECT_EQ(b.offer(8000), 512);
-  b.take(8000, 512);
-  EXPECT_EQ(b.offer(8000), 512);
+  EXPECT_EQ(b.offer(8000, 0), 512);
+  b.take(8000, 0, 512);
+  EXPECT_EQ(b.offer(8000, 0), 512);
   EXPECT_EQ(b.left(), 1536);
 }
 
 TEST(BudgetSplit, StepWithShortWorkServesItFirstAndCutsLongChunksToTheSharedThreshold) {
   const ChunkLimits limits{512, 64};
   StepBudget b(100, limits, /*short_reserved=*/50, true);
-  EXPECT_TRUE(b.is_short(64));
-  EXPECT_FALSE(b.is_short(65));
-  EXPECT_EQ(b.offer(8000), 50);  // what the reserved short work leaves
-  b.take(8000, 50);
-  EXPECT_EQ(b.offer(8000), 0);   // no room left beside the reserved short work
-  EXPECT_EQ(b.offer(40), 40);    // a short prompt gets all of it
-  b.take(40, 40);
-  EXPECT_EQ(b.offer(8000), 0);
+  EXPECT_TRUE(b.is_short(64, 0));
+  EXPECT_FALSE(b.is_short(65, 0));
+  EXPECT_EQ(b.offer(8000, 0), 50);  // what the reserved short work leaves
+  b.take(8000, 0, 50);
+  EXPECT_EQ(b.offer(8000, 0), 0);   // no room left beside the reserved short work
+  EXPECT_EQ(b.offer(40, 0), 40);    // a short prompt gets all of it
+  b.take(40, 0, 40);
+  EXPECT_EQ(b.offer(8000, 0), 0);
   b.drop_reservation();
-  EXPECT_EQ(b.offer(8000), 10);
+  EXPECT_EQ(b.offer(8000, 0), 10);
 }
 
 TEST(PreemptionPolicy, NewestOfTheLeastUrgentClass) {
