@@ -152,7 +152,8 @@ TEST(QuantCheckpoint, Int4RepackIsExactUpToTheRoundingOfTheOffset) {
 }
 
 // Loading holds about one converted matrix at a time: each is freed once packed
-// (what the model keeps unpacked at this ISA level stays, and is counted).
+// (what the model keeps unpacked at this ISA level stays, and is counted; the
+// DB_ISA=scalar run of this test below packs nothing and keeps them all).
 TEST(QuantCheckpoint, ConversionHoldsAboutOneMatrixAtATime) {
   const std::string dir = quant_fixture_dir("deepseek_v3_tiny_fp8");
   const json ref = quant_reference("deepseek_v3_tiny_fp8");
@@ -175,7 +176,9 @@ TEST(QuantCheckpoint, ConversionHoldsAboutOneMatrixAtATime) {
       kernels::prefers_packed(DType::F16, cpu_features().level)) {
     EXPECT_EQ(conv->bytes_held(), 0u);
   }
-  EXPECT_LT(conv->peak_bytes_held(), total / 4) << "the whole model was held at once";
+  if (kernels::prefers_packed(DType::Q8_0, cpu_features().level)) {  // else the model keeps them all
+    EXPECT_LT(conv->peak_bytes_held(), total / 4) << "the whole model was held at once";
+  }
   EXPECT_NE(conv->summary().find("FP8 checkpoint: 72 matrices converted"), std::string::npos) << conv->summary();
 }
 
