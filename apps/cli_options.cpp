@@ -11,8 +11,9 @@ void add_model_options(CLI::App& app, ModelOptions& o) {
   app.add_option("--block-size", o.block_size, "KV cache block size in tokens")
       ->check(CLI::IsMember({16, 32, 64}))
       ->capture_default_str();
-  app.add_option("--kv-dtype", o.kv_dtype, "KV cache element type")
-      ->check(CLI::IsMember({"f16", "bf16", "f32"}))
+  app.add_option("--kv-dtype", o.kv_dtype,
+                 "KV cache element type (q8_0: int8 in blocks of 32 with an fp16 scale, 1.9x the tokens of f16)")
+      ->check(CLI::IsMember({"f16", "bf16", "f32", "q8_0"}))
       ->capture_default_str();
   app.add_option("--quantize", o.quantize,
                  "FP8 / AWQ / GPTQ checkpoints: convert the matrices at load to this type (Q8_0, Q4_0, Q4_1, Q4_K, "

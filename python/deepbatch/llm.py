@@ -17,7 +17,7 @@ class LLM:
     Engine options (None: the engine's default) are the CLI's engine options with
     underscores (`deepbatch run --help`): threads (0 = all cores), max_num_seqs,
     max_num_batched_tokens, long_prefill_threshold, block_size (16 or 64), kv_cache_dtype
-    ("f16", "bf16", "f32"), kv_cache_memory (bytes), kv_cache_fraction (of available
+    ("f16", "bf16", "f32", "q8_0"), kv_cache_memory (bytes), kv_cache_fraction (of available
     memory when kv_cache_memory is unset), enable_prefix_caching; per priority class (three
     numbers) kv_watermarks and max_queue_wait, queue_timeout_action ("promote" or
     "reject"), interactive_step_tokens, interactive_hold (seconds); memory_guard (bool),

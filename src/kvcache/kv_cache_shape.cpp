@@ -1,5 +1,6 @@
 #include "kvcache/kv_cache_shape.h"
 
+#include "tensor/kv_row_bytes.h"
 #include "util/error.h"
 
 namespace db {
@@ -50,7 +51,11 @@ size_t KVCacheShape::elements_per_token() const {
 
 size_t KVCacheShape::bytes_per_token(DType dtype) const {
   check_kv_dtype(dtype);
-  return elements_per_token() * block_bytes(dtype);
+  validate();
+  // Row by row: a Q8_0 row rounds up to whole 32-element blocks.
+  const size_t per_layer = layout == KVLayout::KeyValue ? kv_row_bytes(dtype, k_width) + kv_row_bytes(dtype, v_width)
+                                                        : kv_row_bytes(dtype, k_width);
+  return size_t(n_layers) * per_layer;
 }
 
 std::string KVCacheShape::describe() const {
@@ -60,8 +65,8 @@ std::string KVCacheShape::describe() const {
 }
 
 void check_kv_dtype(DType t) {
-  if (t != DType::F16 && t != DType::F32 && t != DType::BF16)
-    throw Error("KV cache dtype must be F16, F32 or BF16, got " + dtype_name(t));
+  if (t != DType::F16 && t != DType::F32 && t != DType::BF16 && t != DType::Q8_0)
+    throw Error("KV cache dtype must be F16, F32, BF16 or Q8_0, got " + dtype_name(t));
 }
 
 }  // namespace db

@@ -33,7 +33,8 @@ struct KVCacheShape {
   // Elements one token takes over all layers: n_layers * (k_width + v_width) for
   // KeyValue, n_layers * k_width for Latent.
   size_t elements_per_token() const;
-  // elements_per_token() in a KV dtype (F16, F32 or BF16; other types throw db::Error).
+  // Bytes one token takes over all layers in a KV dtype (F16, F32, BF16 or Q8_0,
+  // whose rows take kv_row_bytes(); other types throw db::Error).
   size_t bytes_per_token(DType dtype) const;
   // "KeyValue, 30 layers x K 192 + V 192" or "Latent, 27 layers x 576 (V = first 512)".
   std::string describe() const;
@@ -41,7 +42,7 @@ struct KVCacheShape {
   bool operator==(const KVCacheShape&) const = default;
 };
 
-// Throws db::Error unless t is a KV cache element type (F16, F32 or BF16).
+// Throws db::Error unless t is a KV cache element type (F16, F32, BF16 or Q8_0).
 void check_kv_dtype(DType t);
 
 }  // namespace db

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "tensor/kv_row_bytes.h"
 #include "util/error.h"
 
 namespace db {
@@ -14,9 +15,9 @@ KVStore::KVStore(const KVCacheShape& shape, int64_t num_blocks, int block_size, 
   if (num_blocks <= 0 || block_size <= 0)
     throw Error("KV store dimensions must be positive: blocks " + std::to_string(num_blocks) + ", block size " +
                 std::to_string(block_size));
-  const size_t elem = block_bytes(dtype), slots = static_cast<size_t>(num_slots());
-  k_row_nbytes_ = static_cast<size_t>(k_row_stride()) * elem;
-  v_row_nbytes_ = static_cast<size_t>(v_row_stride()) * elem;
+  const size_t slots = static_cast<size_t>(num_slots());
+  k_row_nbytes_ = kv_row_bytes(dtype, k_row_stride());
+  v_row_nbytes_ = kv_row_bytes(dtype, v_row_stride());
   k_array_nbytes_ = k_row_nbytes_ * slots;
   layer_nbytes_ = k_array_nbytes_ + (has_v_arrays() ? v_row_nbytes_ * slots : 0);
   const size_t total = nbytes();

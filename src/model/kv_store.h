@@ -2,7 +2,9 @@
 //   KeyValue: per layer a K array [num_slots][k_width] and a V array [num_slots][v_width];
 //   Latent:   per layer one array [num_slots][k_width]; V is the first v_width values of
 //             each row, so v_layer(l) == k_layer(l) and V rows have K's stride.
-// Elements are `dtype`. A slot is block_id * block_size + row; a slot's row holds
+// Elements are `dtype`; a Q8_0 row is kv_row_bytes() long: GGML Q8_0 blocks of
+// 32 elements from the row's start (one fp16 scale, 32 int8 codes), quantized
+// from that row's values alone. A slot is block_id * block_size + row; a slot's row holds
 // all kv heads (or the latent) of one position. Which blocks belong to which
 // sequence is decided elsewhere (block pool); this class only owns the memory
 // and finds rows.
@@ -18,7 +20,7 @@ namespace db {
 
 class KVStore {
  public:
-  // dtype: F16 (default), F32 or BF16; anything else throws db::Error, as do an
+  // dtype: F16 (default), F32, BF16 or Q8_0; anything else throws db::Error, as do an
   // invalid shape and non-positive block counts. Memory is reserved zeroed and
   // committed by the OS as it is touched; throws db::Error when it cannot be
   // reserved.
@@ -36,8 +38,9 @@ class KVStore {
   // True when V has arrays of its own (KeyValue); false when V aliases K (Latent).
   bool has_v_arrays() const { return shape_.layout == KVLayout::KeyValue; }
 
-  // Distance between consecutive slots' rows, in elements and in bytes. K rows are
-  // k_width long; V rows v_width long, and for Latent they share K's stride.
+  // Distance between consecutive slots' rows, in elements and in bytes
+  // (kv_row_bytes of the elements). K rows are k_width long; V rows v_width
+  // long, and for Latent they share K's stride.
   int64_t k_row_stride() const { return shape_.k_width; }
   int64_t v_row_stride() const { return has_v_arrays() ? shape_.v_width : shape_.k_width; }
   size_t k_row_nbytes() const { return k_row_nbytes_; }

@@ -74,7 +74,8 @@ DType kv_dtype_from_name(const std::string& name, const std::string& what) {
   if (name == "f16") return DType::F16;
   if (name == "bf16") return DType::BF16;
   if (name == "f32") return DType::F32;
-  throw Error(what + " must be f16, bf16 or f32, got '" + name + "'");
+  if (name == "q8_0") return DType::Q8_0;
+  throw Error(what + " must be f16, bf16, f32 or q8_0, got '" + name + "'");
 }
 
 }  // namespace db

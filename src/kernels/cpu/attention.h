@@ -27,7 +27,9 @@
 
 namespace db::kernels {
 
-// One layer's K and V arrays, elements of dtype. Kv head h of slot s starts at
+// One layer's K and V arrays, elements of dtype (Q8_0: each slot's row is
+// kv_row_bytes(Q8_0, row_stride) bytes of 32-element blocks from the row's
+// start, so a head may begin inside a block). Kv head h of slot s starts at
 // element s * k_row_stride + h * k_head_dim of k (its k_head_dim keys) and at
 // s * v_row_stride + h * v_head_dim of v (its v_head_dim values).
 //  - key_value(): separate arrays [num_slots][n_kv_heads][head_dim], equal widths.
@@ -38,7 +40,7 @@ namespace db::kernels {
 struct PagedKVLayer {
   const void* k;
   const void* v;
-  DType dtype;        // F32, F16 or BF16
+  DType dtype;        // F32, F16, BF16 or Q8_0
   int64_t num_slots;  // rows (slots) in each array
   int n_kv_heads;
   int k_head_dim;        // key width: also the queries' width

@@ -1,5 +1,7 @@
 // Writes new tokens' K and V rows into one layer of the paged KV cache,
-// converting from f32 to the cache dtype (round to nearest even).
+// converting from f32 to the cache dtype (round to nearest even; Q8_0 by
+// GGML's reference quantizer, each row on its own, so a row's bytes never
+// depend on the other rows of the step).
 #pragma once
 #include <cstdint>
 
@@ -14,7 +16,7 @@ namespace db::kernels {
 struct PagedKVLayerOut {
   void* k;
   void* v;
-  DType dtype;          // F32, F16 or BF16
+  DType dtype;          // F32, F16, BF16 or Q8_0 (rows of kv_row_bytes(dtype, row_stride) bytes)
   int64_t num_slots;    // rows (slots) in each array
   int64_t k_row_elems;  // elements written per slot: n_kv_heads * k_head_dim
   int64_t v_row_elems;  // n_kv_heads * v_head_dim (unused when v is null)

@@ -17,6 +17,7 @@
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/softmax.h"
 #include "tensor/dtype.h"
+#include "tensor/kv_row_bytes.h"
 #include "util/cpu_features.h"
 
 namespace db::kernels {
@@ -52,6 +53,13 @@ inline int64_t kv_cache_offset(int64_t slot, int64_t row_stride, int head, int h
   return slot * row_stride + int64_t{head} * head_dim;
 }
 
+// The byte of the array holding that first element (Q8_0: the start of its
+// 32-element block, whose scale comes first).
+inline int64_t kv_cache_byte_offset(DType dtype, int64_t slot, int64_t row_stride, int head, int head_dim) {
+  return slot * static_cast<int64_t>(kv_row_bytes(dtype, row_stride)) +
+         int64_t{head} * head_dim / block_size(dtype) * static_cast<int64_t>(block_bytes(dtype));
+}
+
 // slots[r] = cache slot of position first + r (r < n) through a block table.
 inline void chunk_slots(const std::vector<int32_t>& table, int block_size, int32_t first, int n, int64_t* slots) {
   size_t block = static_cast<size_t>(first / block_size);
@@ -72,7 +80,7 @@ void prefetch_kv_chunk(const AttentionQueries& qs, const PagedKVLayer& kv, const
 // own tile kernel may leave them null.
 struct AttentionOps {
   // dst[r][0..d) = head `head` (d elements wide) of cache slot slots[r], r < n_rows, as f32;
-  // slots are row_stride elements apart.
+  // slots are row_stride elements apart (kv_row_bytes(dtype, row_stride) bytes).
   void (*load_rows)(const void* base, DType dtype, const int64_t* slots, int n_rows, int64_t row_stride, int head,
                     int d, float* dst);
   // scores[j] = scale * dot(q, keys[j]), j < n_keys; keys are n_keys rows of d floats.
@@ -83,8 +91,9 @@ struct AttentionOps {
   float (*softmax_update)(OnlineSoftmax& state, float* scores, int64_t n);
   // Computes one tile; `self` is this struct.
   void (*tile)(const AttentionOps& self, const AttentionTile& tile);
-  // dst[0..n) = src[0..n) as dtype (F32, F16 or BF16; round to nearest even):
-  // a new K or V row for the cache. The same bytes at every level.
+  // dst[0..n) = src[0..n) as dtype (F32, F16 or BF16, round to nearest even;
+  // Q8_0, kv_row_bytes(Q8_0, n) bytes by GGML's reference quantizer): a new K
+  // or V row for the cache. The same bytes at every level.
   void (*store_row)(const float* src, int64_t n, DType dtype, uint8_t* dst);
 };
 

@@ -1,6 +1,8 @@
 #include <cstring>
 
+#include "kernels/cpu/attention_load_rows.h"
 #include "kernels/cpu/attention_ops.h"
+#include "kernels/quantize.h"
 #include "util/error.h"
 #include "util/fp16.h"
 
@@ -8,21 +10,21 @@ namespace db::kernels {
 
 namespace {
 
+// The portable row converters of load_rows_with().
+void scalar_convert_row(const uint8_t* src, DType dtype, int d, float* out) {
+  if (dtype == DType::F16)
+    for (int i = 0; i < d; ++i) out[i] = fp16_to_f32(load_u16(src + 2 * i));
+  else
+    for (int i = 0; i < d; ++i) out[i] = bf16_to_f32(load_u16(src + 2 * i));
+}
+
+void scalar_dequant_run(const int8_t* codes, float scale, int n, float* out) {
+  for (int i = 0; i < n; ++i) out[i] = static_cast<float>(codes[i]) * scale;
+}
+
 void load_rows(const void* base, DType dtype, const int64_t* slots, int n_rows, int64_t row_stride, int head, int d,
                float* dst) {
-  const auto elem = static_cast<int64_t>(block_bytes(dtype));
-  const auto* bytes = static_cast<const uint8_t*>(base);
-  for (int r = 0; r < n_rows; ++r) {
-    const uint8_t* src = bytes + kv_cache_offset(slots[r], row_stride, head, d) * elem;
-    float* out = dst + static_cast<int64_t>(r) * d;
-    if (dtype == DType::F32) {
-      std::memcpy(out, src, static_cast<size_t>(d) * sizeof(float));
-    } else if (dtype == DType::F16) {
-      for (int i = 0; i < d; ++i) out[i] = fp16_to_f32(load_u16(src + 2 * i));
-    } else {
-      for (int i = 0; i < d; ++i) out[i] = bf16_to_f32(load_u16(src + 2 * i));
-    }
-  }
+  load_rows_with(scalar_convert_row, scalar_dequant_run, base, dtype, slots, n_rows, row_stride, head, d, d, dst);
 }
 
 float dot(const float* a, const float* b, int n) {
@@ -68,6 +70,19 @@ void store_row_scalar(const float* src, int64_t n, DType dtype, uint8_t* dst) {
         std::memcpy(dst + 2 * i, &h, 2);
       }
       return;
+    case DType::Q8_0: {
+      // GGML's reference quantizer on whole blocks; a short last block is
+      // padded with zeros, which quantize to zero codes and do not move its scale.
+      auto* blocks = reinterpret_cast<BlockQ8_0*>(dst);
+      const int64_t whole = n / 32 * 32;
+      if (whole > 0) quantize_row_q8_0(src, blocks, whole);
+      if (whole < n) {
+        float last[32] = {};
+        std::memcpy(last, src + whole, static_cast<size_t>(n - whole) * sizeof(float));
+        quantize_row_q8_0(last, blocks + whole / 32, 32);
+      }
+      return;
+    }
     default:
       throw Error("KV cache dtype " + dtype_name(dtype) + " is not supported");
   }

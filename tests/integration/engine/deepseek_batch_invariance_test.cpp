@@ -81,6 +81,7 @@ const ModelParam kModels[] = {
     {"V2_q8_0_kvF16", "deepseek_v2_tiny", "q8_0", DType::F16},
     {"V3_f32_kvF32", "deepseek_v3_tiny", "f32", DType::F32},
     {"V3_q8_0_kvBF16", "deepseek_v3_tiny", "q8_0", DType::BF16},
+    {"V3_f32_kvQ8_0", "deepseek_v3_tiny", "f32", DType::Q8_0},
 };
 
 using Param = std::tuple<ModelParam, int>;  // model, block size

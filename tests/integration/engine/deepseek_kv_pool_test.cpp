@@ -1,7 +1,8 @@
 // The engine's KV pool for deepseek2 models: MLA caches one latent row per token
 // and layer (the compressed KV of kv_lora_rank values and the shared rope key of
 // qk_rope_dim), so a token costs n_layers * (kv_lora_rank + qk_rope_dim) elements,
-// not the 2 * n_layers * n_heads * head_dim of separate per-head K and V.
+// not the 2 * n_layers * n_heads * head_dim of separate per-head K and V (Q8_0:
+// rows of whole 32-element blocks).
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -14,8 +15,6 @@
 
 namespace db::test {
 namespace {
-
-size_t element_bytes(DType t) { return t == DType::F32 ? 4 : 2; }  // the KV dtypes: F32, F16, BF16
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
@@ -33,10 +32,12 @@ TEST(DeepseekKvPool, ReportsLatentBytesPerToken) {
     const ModelConfig& mc = bundle.model().config();
     const size_t elements = static_cast<size_t>(mc.n_layers) * (mc.mla.kv_lora_rank + mc.mla.qk_rope_dim);
     ASSERT_EQ(elements, size_t{3} * (32 + 8)) << fixture;  // the fixtures' config (gen_deepseek_fixtures.py)
-    for (const DType dtype : {DType::F16, DType::BF16, DType::F32})
+    for (const DType dtype : {DType::F16, DType::BF16, DType::F32, DType::Q8_0})
       for (const int block_size : {16, 64}) {
         SCOPED_TRACE(std::string(fixture) + " " + dtype_name(dtype) + " block size " + std::to_string(block_size));
-        const size_t per_token = elements * element_bytes(dtype);
+        // A row of 40: 80 bytes in F16 / BF16, 160 in F32, two 34-byte blocks in Q8_0.
+        const size_t row_bytes = dtype == DType::F32 ? 160 : dtype == DType::Q8_0 ? 68 : 80;
+        const size_t per_token = static_cast<size_t>(mc.n_layers) * row_bytes;
         EngineConfig cfg;
         cfg.threads = 1;
         cfg.kv_dtype = dtype;

@@ -104,6 +104,17 @@ TEST_P(EngineBatchInvariance, EachRequestMatchesItsOutputAloneWithDraftModelDraf
   expect_batch_invariance(*default_bundle(), cfg, base, batch_requests(base));
 }
 
+// With an int8 KV cache: a row's blocks are quantized from that row alone, so
+// batching, chunked prefill, preemption and prefix hits still change nothing.
+TEST_P(EngineBatchInvariance, EachRequestMatchesItsOutputAloneWithInt8Kv) {
+  ASSERT_NE(default_bundle(), nullptr);
+  EngineConfig cfg;
+  cfg.block_size = GetParam();
+  cfg.kv_dtype = DType::Q8_0;
+  const std::vector<EngineRequest> base = base_requests();
+  expect_batch_invariance(*default_bundle(), cfg, base, batch_requests(base));
+}
+
 INSTANTIATE_TEST_SUITE_P(BlockSizes, EngineBatchInvariance, ::testing::Values(16, 64),
                          [](const ::testing::TestParamInfo<int>& info) { return "BS" + std::to_string(info.param); });
 

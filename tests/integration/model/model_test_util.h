@@ -72,13 +72,18 @@ SeqLogits run_one_by_one(PagedRunner& r, const std::vector<std::vector<int32_t>>
 // step, so prefill chunks and decodes of different sequences share batches.
 SeqLogits run_chunked_mixed(PagedRunner& r, const std::vector<std::vector<int32_t>>& seqs);
 
+// Adds `prompt` to r as a new sequence, feeds it, then decodes n greedy tokens,
+// feeding each but the last; r.logits(*seq) keeps every fed position's logits.
+std::vector<int32_t> greedy_decode(PagedRunner& r, const std::vector<int32_t>& prompt, int n, int* seq = nullptr);
+
 // Largest |logit - reference| accepted for a fixture run through `format` with a
 // KV cache of `kv_dtype`: an absolute part plus parts proportional to the
 // reference's largest |logit|. F32 and F16 fixture weights hold the same numbers
 // (the generator rounds them to values both represent), so only float summation
 // order separates them from the reference; Q8_0 rounds every weight (and the
 // kernels every activation row) to 8 bits. A 16-bit KV cache rounds every cached
-// K and V element (BF16 keeps 8 significant bits, F16 11).
+// K and V element (BF16 keeps 8 significant bits, F16 11); a Q8_0 cache rounds
+// each to one of 255 steps of its 32-element block's largest |value|.
 double reference_tolerance(const Fixture& f, const std::string& format, DType kv_dtype);
 
 // Largest |a - b| over all elements (a, b of equal shape); infinity when any is not finite.

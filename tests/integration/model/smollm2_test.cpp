@@ -71,14 +71,8 @@ TEST_F(SmolLM2Test, PromptLogitsCloseToTransformers) {
 // Greedy decoding of `prompt` for n tokens, alone in its batches.
 std::vector<int32_t> greedy_alone(Model& m, const std::vector<int32_t>& prompt, int n, SeqLogits& logits) {
   PagedRunner r(m, 16, 8, DType::F16, 2, 21);
-  const int id = r.add_sequence(prompt);
-  r.step({{id, static_cast<int>(prompt.size())}});
-  std::vector<int32_t> out;
-  for (int i = 0; i < n; ++i) {
-    out.push_back(r.greedy_next(id));
-    r.append(id, out.back());
-    if (i + 1 < n) r.step({{id, 1}});
-  }
+  int id = 0;
+  std::vector<int32_t> out = greedy_decode(r, prompt, n, &id);
   logits = {r.logits(id)};
   return out;
 }

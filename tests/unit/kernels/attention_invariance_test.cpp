@@ -14,6 +14,7 @@
 #include "kernels/cpu/attention_kv_write.h"
 #include "kernels/cpu/attention_ops.h"
 #include "tensor/dtype.h"
+#include "tensor/kv_row_bytes.h"
 #include "paged_steps.h"
 
 namespace db::kernels {
@@ -55,7 +56,8 @@ class Sequences {
     int total_blocks = 0;
     for (int c : ctx_) total_blocks += (c + block_size - 1) / block_size;
     const int64_t num_slots = int64_t{total_blocks} * block_size;
-    std::vector<uint8_t> k(size_t(num_slots) * kv_dim * block_bytes(shape_.dtype), 0xFF);  // NaN fill for F16/BF16/F32
+    // NaN fill (Q8_0: NaN scales): a read of an unwritten element shows.
+    std::vector<uint8_t> k(size_t(num_slots) * kv_row_bytes(shape_.dtype, kv_dim), 0xFF);
     std::vector<uint8_t> v(k.size(), 0xFF);
     const auto all_tables = testing::assign_blocks(ctx_, block_size, total_blocks, [&](size_t s, const int64_t* slots) {
       write_kv_rows(keys_[s].data(), values_[s].data(), kv_dim, ctx_[s], slots,
@@ -153,7 +155,7 @@ TEST_P(AttentionInvariance, KeySpansSplitOverThreadsOrNot) {
 
 // New K / V rows reach the cache as the same bytes at every level: ties,
 // half subnormals, overflow to infinity, infinities, NaN and -0 included, at
-// lengths around the 16-value vector width.
+// lengths around the 16-value vector width and the 32-element Q8_0 block.
 TEST(KvRowStore, EveryLevelWritesTheScalarBytes) {
   std::mt19937 rng(7);
   std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -162,9 +164,9 @@ TEST(KvRowStore, EveryLevelWritesTheScalarBytes) {
   const float specials[] = {1.0f + 0x1p-11f, 1.0f + 3 * 0x1p-11f, 0x1p-20f, 3e-8f, 65519.0f, 65520.0f, 1e6f,
                             INFINITY,        -INFINITY,           NAN,      -0.0f, 0x1p-130f};
   std::copy(std::begin(specials), std::end(specials), x.begin() + 3);
-  for (DType dtype : {DType::F16, DType::BF16, DType::F32})
-    for (int64_t n : {1, 15, 16, 17, 77}) {
-      const size_t bytes = static_cast<size_t>(n) * block_bytes(dtype);
+  for (DType dtype : {DType::F16, DType::BF16, DType::F32, DType::Q8_0})
+    for (int64_t n : {1, 15, 16, 17, 32, 77}) {
+      const size_t bytes = kv_row_bytes(dtype, n);
       std::vector<uint8_t> want(bytes + 8, 0xAB), got(bytes + 8, 0xAB);
       store_row_scalar(x.data(), n, dtype, want.data());
       for (IsaLevel level : kLevels) {
@@ -180,7 +182,10 @@ INSTANTIATE_TEST_SUITE_P(Shapes, AttentionInvariance,
                          ::testing::Values(Shape{9, 3, 64, DType::F16}, Shape{6, 2, 20, DType::BF16},
                                            Shape{4, 4, 16, DType::F32}, Shape{8, 2, 128, DType::F16},
                                            Shape{7, 1, 40, DType::F32}, Shape{12, 2, 128, DType::F16},
-                                           Shape{14, 2, 64, DType::F16}, Shape{16, 1, 32, DType::BF16}));
+                                           Shape{14, 2, 64, DType::F16}, Shape{16, 1, 32, DType::BF16},
+                                           // Q8_0: whole blocks per head, heads inside a block, a head across two
+                                           Shape{9, 3, 64, DType::Q8_0}, Shape{4, 4, 16, DType::Q8_0},
+                                           Shape{6, 2, 20, DType::Q8_0}));
 
 }  // namespace
 }  // namespace db::kernels

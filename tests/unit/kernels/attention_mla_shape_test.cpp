@@ -23,6 +23,7 @@
 #include "kernels/cpu/attention_kv_write.h"
 #include "kernels/cpu/attention_ops.h"
 #include "tensor/dtype.h"
+#include "tensor/kv_row_bytes.h"
 #include "util/error.h"
 #include "util/fp16.h"
 #include "paged_steps.h"
@@ -52,15 +53,22 @@ std::vector<float> random_vector(size_t n, uint32_t seed) {
   return v;
 }
 
-// x as the cache holds it (rounded to dtype), back in f32.
-std::vector<float> rounded(const std::vector<float>& x, DType dtype) {
-  std::vector<uint8_t> bytes(x.size() * block_bytes(dtype));
-  store_row_scalar(x.data(), static_cast<int64_t>(x.size()), dtype, bytes.data());
-  std::vector<float> r(x.size());
-  for (size_t i = 0; i < x.size(); ++i)
-    r[i] = dtype == DType::F32   ? x[i]
-           : dtype == DType::F16 ? fp16_to_f32(load_u16(bytes.data() + 2 * i))
-                                 : bf16_to_f32(load_u16(bytes.data() + 2 * i));
+// x as the cache holds it, back in f32: x holds rows `stride` floats apart,
+// and each row's first `width` values are stored as one cache row of dtype
+// (Q8_0 quantizes a row in 32-element blocks from its start).
+std::vector<float> rounded(const std::vector<float>& x, DType dtype, int width, int stride) {
+  std::vector<float> r(x.size(), NAN);
+  std::vector<uint8_t> bytes(kv_row_bytes(dtype, width));
+  for (size_t row = 0; row + size_t(width) <= x.size(); row += size_t(stride)) {
+    store_row_scalar(x.data() + row, width, dtype, bytes.data());
+    for (int i = 0; i < width; ++i) {
+      const uint8_t* block = bytes.data() + i / 32 * 34;
+      r[row + size_t(i)] = dtype == DType::F32    ? x[row + size_t(i)]
+                           : dtype == DType::F16  ? fp16_to_f32(load_u16(bytes.data() + 2 * i))
+                           : dtype == DType::BF16 ? bf16_to_f32(load_u16(bytes.data() + 2 * i))
+                                                  : float(int8_t(block[2 + i % 32])) * fp16_to_f32(load_u16(block));
+    }
+  }
   return r;
 }
 
@@ -97,18 +105,18 @@ class Sequences {
     int total_blocks = 0;
     for (int c : ctx_) total_blocks += (c + block_size - 1) / block_size;
     const int64_t num_slots = int64_t{total_blocks} * block_size;
-    const size_t elem = block_bytes(shape_.dtype);
+    const auto row_bytes = [&](int64_t elems) { return kv_row_bytes(shape_.dtype, elems); };
     PagedKVLayerOut dst{};
     PagedKVLayer layer{};
     std::vector<uint8_t> k, v;  // NaN filled: a read of an unwritten element shows
     if (shape_.latent) {
-      k.assign(size_t(num_slots) * shape_.dk * elem, 0xFF);
+      k.assign(size_t(num_slots) * row_bytes(shape_.dk), 0xFF);
       dst = PagedKVLayerOut::keys_only(k.data(), shape_.dtype, num_slots, shape_.dk);
       layer = PagedKVLayer::latent(k.data(), shape_.dtype, num_slots, shape_.dk, shape_.dv);
     } else {
       const int64_t k_stride = k_dim_ + shape_.k_pad, v_stride = v_dim_ + shape_.v_pad;
-      k.assign(size_t(num_slots * k_stride) * elem, 0xFF);
-      v.assign(size_t(num_slots * v_stride) * elem, 0xFF);
+      k.assign(size_t(num_slots) * row_bytes(k_stride), 0xFF);
+      v.assign(size_t(num_slots) * row_bytes(v_stride), 0xFF);
       dst = {k.data(), v.data(), shape_.dtype, num_slots, k_dim_, v_dim_, k_stride, v_stride};
       layer = {k.data(), v.data(), shape_.dtype, num_slots, shape_.n_kv_heads, shape_.dk, shape_.dv, k_stride,
                v_stride};
@@ -132,8 +140,8 @@ class Sequences {
   // `value_offset` elements into each kv head's value (its place in the K row
   // in the latent layout): 0 is right, anything else is a wrong V.
   std::vector<double> reference(int seq, int pos, int value_offset = 0) const {
-    const std::vector<float> k = rounded(keys_[size_t(seq)], shape_.dtype);
-    const std::vector<float> v = shape_.latent ? k : rounded(values_[size_t(seq)], shape_.dtype);
+    const std::vector<float> k = rounded(keys_[size_t(seq)], shape_.dtype, k_dim_, src_stride_);
+    const std::vector<float> v = shape_.latent ? k : rounded(values_[size_t(seq)], shape_.dtype, v_dim_, src_stride_);
     const int group = shape_.n_heads / shape_.n_kv_heads, dk = shape_.dk, dv = shape_.dv;
     // Kv head h's value: K row elements [h * dk, h * dk + dv) when latent, else V row [h * dv, (h + 1) * dv).
     const int v_head_stride = shape_.latent ? dk : dv;
@@ -230,11 +238,14 @@ INSTANTIATE_TEST_SUITE_P(
         // the latent layout: one kv head, V = K's prefix
         Shape{16, 1, 72, 64, true, 0, 0, DType::F16}, Shape{16, 1, 72, 64, true, 0, 0, DType::BF16},
         Shape{16, 1, 72, 64, true, 0, 0, DType::F32}, Shape{4, 1, 40, 24, true, 0, 0, DType::F16},
-        Shape{32, 1, 72, 64, true, 0, 0, DType::BF16}));
+        Shape{32, 1, 72, 64, true, 0, 0, DType::BF16},
+        // Q8_0: heads inside and across 32-element blocks, padded slots, the latent layout
+        Shape{8, 2, 72, 40, false, 0, 0, DType::Q8_0}, Shape{6, 3, 32, 48, false, 8, 0, DType::Q8_0},
+        Shape{16, 1, 72, 64, true, 0, 0, DType::Q8_0}, Shape{4, 1, 40, 24, true, 0, 0, DType::Q8_0}));
 
 // DeepSeek-V2/V3's real widths: keys of 512 latent + 64 rope, values the 512.
 TEST(AttentionMlaShape, RealWidthsMatchReference) {
-  for (DType dtype : {DType::F16, DType::BF16, DType::F32})
+  for (DType dtype : {DType::F16, DType::BF16, DType::F32, DType::Q8_0})
     check_against_reference(Shape{16, 1, 576, 512, true, 0, 0, dtype}, 270, {0, 17, 255, 256, 269});
 }
 
@@ -274,12 +285,13 @@ void check_latent_invariance(const Shape& shape, const std::vector<int>& ctx, co
 }
 
 TEST(AttentionMlaShape, LatentBatchInvariance) {
-  for (DType dtype : {DType::F16, DType::BF16, DType::F32})
+  for (DType dtype : {DType::F16, DType::BF16, DType::F32, DType::Q8_0})
     check_latent_invariance(Shape{16, 1, 72, 64, true, 0, 0, dtype}, {600, 300, 45}, {0, 255, 256, 257, 511, 599});
 }
 
 TEST(AttentionMlaShape, LatentBatchInvarianceRealWidths) {
-  check_latent_invariance(Shape{16, 1, 576, 512, true, 0, 0, DType::F16}, {300, 70, 20}, {255, 256, 299});
+  for (DType dtype : {DType::F16, DType::Q8_0})
+    check_latent_invariance(Shape{16, 1, 576, 512, true, 0, 0, dtype}, {300, 70, 20}, {255, 256, 299});
 }
 
 // The write side: K rows only (v null), or K and V rows of different widths
@@ -287,19 +299,18 @@ TEST(AttentionMlaShape, LatentBatchInvarianceRealWidths) {
 TEST(KvRowWrite, KeysOnlyAndDifferentWidths) {
   const std::vector<float> k = random_vector(3 * 10, 1), v = random_vector(3 * 10, 2);
   const int64_t slots[] = {4, 0, 2};
-  for (DType dtype : {DType::F16, DType::BF16, DType::F32}) {
-    const size_t e = block_bytes(dtype);
-    std::vector<uint8_t> kc(5 * 9 * e, 0xAB), vc(5 * 6 * e, 0xAB), k_want = kc, v_want = vc;
+  for (DType dtype : {DType::F16, DType::BF16, DType::F32, DType::Q8_0}) {
+    const size_t k9 = kv_row_bytes(dtype, 9), v6 = kv_row_bytes(dtype, 6), k7 = kv_row_bytes(dtype, 7);
+    std::vector<uint8_t> kc(5 * k9, 0xAB), vc(5 * v6, 0xAB), k_want = kc, v_want = vc;
     for (int i = 0; i < 3; ++i) {
-      store_row_scalar(k.data() + 10 * i, 7, dtype, k_want.data() + size_t(slots[i]) * 9 * e);
-      store_row_scalar(v.data() + 10 * i, 4, dtype, v_want.data() + size_t(slots[i]) * 6 * e);
+      store_row_scalar(k.data() + 10 * i, 7, dtype, k_want.data() + size_t(slots[i]) * k9);
+      store_row_scalar(v.data() + 10 * i, 4, dtype, v_want.data() + size_t(slots[i]) * v6);
     }
     write_kv_rows(k.data(), v.data(), 10, 3, slots, {kc.data(), vc.data(), dtype, 5, 7, 4, 9, 6});
     EXPECT_EQ(kc, k_want) << dtype_name(dtype);
     EXPECT_EQ(vc, v_want) << dtype_name(dtype);
-    std::vector<uint8_t> only(5 * 7 * e, 0xAB), only_want = only;
-    for (int i = 0; i < 3; ++i)
-      store_row_scalar(k.data() + 10 * i, 7, dtype, only_want.data() + size_t(slots[i]) * 7 * e);
+    std::vector<uint8_t> only(5 * k7, 0xAB), only_want = only;
+    for (int i = 0; i < 3; ++i) store_row_scalar(k.data() + 10 * i, 7, dtype, only_want.data() + size_t(slots[i]) * k7);
     write_kv_rows(k.data(), nullptr, 10, 3, slots, PagedKVLayerOut::keys_only(only.data(), dtype, 5, 7));
     EXPECT_EQ(only, only_want) << dtype_name(dtype);
   }

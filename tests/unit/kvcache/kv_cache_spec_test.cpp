@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tensor/kv_row_bytes.h"
 #include "util/error.h"
 
 namespace db {
@@ -20,7 +21,22 @@ TEST(KVCacheShape, KeyValueBytesPerToken) {
   EXPECT_EQ(spec.bytes_per_block(), size_t(2) * 30 * 192 * 2 * 16);
   EXPECT_THROW(KVCacheShape::key_value(30, 0, 64), Error);
   EXPECT_THROW(KVCacheShape::key_value(0, 3, 64), Error);
-  EXPECT_THROW(s.bytes_per_token(DType::Q8_0), Error);
+  EXPECT_THROW(s.bytes_per_token(DType::Q4_0), Error);
+  // Q8_0: each 192-wide row is 6 blocks of 34 bytes, 1.88x fewer bytes than F16.
+  EXPECT_EQ(s.bytes_per_token(DType::Q8_0), size_t(2) * 30 * 6 * 34);
+  // Rows round up to whole blocks: 2 kv heads of 16 (tiny fixtures) take one block each for K and V.
+  EXPECT_EQ(KVCacheShape::key_value(2, 2, 16).bytes_per_token(DType::Q8_0), size_t(2) * 2 * 34);
+  EXPECT_EQ(KVCacheShape::key_value(1, 1, 40).bytes_per_token(DType::Q8_0), size_t(2) * 2 * 34);
+}
+
+TEST(KVCacheShape, KvDtypeNames) {
+  EXPECT_EQ(kv_dtype_from_name("q8_0", "--kv-dtype"), DType::Q8_0);
+  EXPECT_EQ(kv_dtype_from_name("bf16", "--kv-dtype"), DType::BF16);
+  EXPECT_THROW(kv_dtype_from_name("q4_0", "--kv-dtype"), Error);
+  EXPECT_EQ(kv_row_bytes(DType::F16, 7), 14u);
+  EXPECT_EQ(kv_row_bytes(DType::Q8_0, 1), 34u);
+  EXPECT_EQ(kv_row_bytes(DType::Q8_0, 64), 68u);
+  EXPECT_EQ(kv_row_bytes(DType::Q8_0, 65), 102u);
 }
 
 TEST(KVCacheShape, LatentBytesPerToken) {
@@ -31,6 +47,7 @@ TEST(KVCacheShape, LatentBytesPerToken) {
   EXPECT_EQ(lite.v_width, 512);
   EXPECT_EQ(lite.bytes_per_token(DType::F16), 31104u);
   EXPECT_EQ(lite.bytes_per_token(DType::F32), 62208u);
+  EXPECT_EQ(lite.bytes_per_token(DType::Q8_0), size_t(27) * 18 * 34);  // 576 = 18 blocks of 32
   // DeepSeek-V3: 61 layers, 64-token blocks.
   EXPECT_EQ((KVCacheSpec{KVCacheShape::latent(61, 512, 64), 64, DType::F16}.bytes_per_block()),
             size_t(61) * 576 * 2 * 64);

@@ -91,13 +91,27 @@ TEST(KVStore, LatentAliasesVInK) {
 
 TEST(KVStore, RejectsBadDtypesShapesAndSizes) {
   const KVCacheShape shape = KVCacheShape::key_value(1, 1, 8);
-  EXPECT_THROW(KVStore(shape, 1, 16, DType::Q8_0), Error);
+  EXPECT_THROW(KVStore(shape, 1, 16, DType::Q4_0), Error);
   EXPECT_THROW(KVStore(shape, 0, 16), Error);
   EXPECT_THROW(KVStore(shape, 1, 0), Error);
   EXPECT_THROW(KVStore(KVCacheShape{}, 1, 16), Error);
   EXPECT_THROW(KVStore((KVCacheShape{KVLayout::Latent, 1, 4, 8}), 1, 16), Error);
   EXPECT_EQ(KVStore(shape, 1, 16, DType::F32).k_row_nbytes(), 32u);
   EXPECT_EQ(KVStore(KVCacheShape::latent(1, 4, 4), 1, 16, DType::BF16).nbytes(), 16u * 8u * 2u);
+}
+
+// Q8_0 rows are whole 34-byte blocks (32 codes and a scale), also for rows
+// shorter than a block; the store's size is what the pool budgets.
+TEST(KVStore, Q8_0RowsAreWholeBlocks) {
+  const KVCacheShape kv = KVCacheShape::key_value(2, 3, 64), latent = KVCacheShape::latent(2, 32, 8);
+  const KVStore a(kv, 4, 16, DType::Q8_0), b(latent, 4, 16, DType::Q8_0);
+  EXPECT_EQ(a.k_row_nbytes(), 6u * 34u);
+  EXPECT_EQ(a.v_row_nbytes(), 6u * 34u);
+  EXPECT_EQ(a.nbytes(), kv.bytes_per_token(DType::Q8_0) * 64);
+  EXPECT_EQ(b.k_row_nbytes(), 2u * 34u);  // 40 elements: one whole block and one padded
+  EXPECT_EQ(b.v_row_nbytes(), b.k_row_nbytes());
+  EXPECT_EQ(b.nbytes(), latent.bytes_per_token(DType::Q8_0) * 64);
+  EXPECT_EQ(a.k_row(1, 5) - a.k_row(1, 4), 6 * 34);
 }
 
 }  // namespace

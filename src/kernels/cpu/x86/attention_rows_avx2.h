@@ -1,5 +1,6 @@
 // The AVX2 attention tile's key and value rows (attention_ops_avx2_tile.cpp):
-// cache rows converted to f32 scratch, or read in place from an F16 cache.
+// cache rows converted to f32 scratch (F16, BF16 and Q8_0 rows), or read in
+// place from an F16 cache.
 // Included only by files built for AVX2 + F16C; everything here has internal
 // linkage (see src/kernels/CMakeLists.txt).
 #pragma once
@@ -44,10 +45,24 @@ void convert_row(const uint8_t* src, DType dtype, int d, float* out) {
   }
 }
 
+// out[0..n) = codes[0..n) * scale (a run of one Q8_0 block), 8 codes per
+// step: the same products as the portable level's.
+void avx2_dequant_run(const int8_t* codes, float scale, int n, float* out) {
+  const __m256 s = _mm256_set1_ps(scale);
+  int i = 0;
+  for (; i + 8 <= n; i += 8) {
+    int64_t eight;
+    std::memcpy(&eight, codes + i, 8);
+    const __m256i q = _mm256_cvtepi8_epi32(_mm_cvtsi64_si128(eight));
+    _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_cvtepi32_ps(q), s));
+  }
+  for (; i < n; ++i) out[i] = static_cast<float>(codes[i]) * scale;
+}
+
 // dst[r * dpad + 0..d) = kv head `head` of cache slot slots[r] as f32, r < n_rows.
 void load_rows(const void* base, DType dtype, const int64_t* slots, int n_rows, int64_t row_stride, int head, int d,
                int dpad, float* dst) {
-  load_rows_with(convert_row, base, dtype, slots, n_rows, row_stride, head, d, dpad, dst);
+  load_rows_with(convert_row, avx2_dequant_run, base, dtype, slots, n_rows, row_stride, head, d, dpad, dst);
 }
 
 // A chunk's 16 key (or value) rows as the fold reads them: converted f32 rows
