@@ -20,14 +20,14 @@ if [[ ! -f $packed || $packed -ot $model || $packed -ot $db ]]; then
   "$db" convert "$model" -o "$packed" --pack
 fi
 
+timing=$(mktemp)
+trap 'rm -f "$timing"' EXIT
 run() {  # run NAME CMD...: prints "seconds max_rss_kib" of one run
-  local out
-  out=$( { /usr/bin/time -f "%e %M" "${@:2}" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
-  [[ $out =~ ^[0-9.]+\ [0-9]+$ ]] || { echo "$1 failed: $out" >&2; exit 1; }
-  echo "$out"
+  /usr/bin/time -o "$timing" -f "%e %M" "${@:2}" </dev/null >/dev/null 2>&1 || { echo "$1 failed: ${*:2}" >&2; exit 1; }
+  tail -1 "$timing"
 }
 db_cmd() { echo "$db" generate -m "$1" -t "$threads" -n 1 -p "$prompt"; }
-peer_cmd() { echo "$peer" -m "$model" -t "$threads" -n 1 -p "$prompt" --no-warmup -no-cnv; }
+peer_cmd() { echo "$peer" -m "$model" -t "$threads" -n 1 -p "$prompt" -c 4096 --no-warmup; }
 
 names=(repack packed) cmds=("$(db_cmd "$model")" "$(db_cmd "$packed")")
 [[ -n $peer ]] && names+=(peer) cmds+=("$(peer_cmd)")
