@@ -244,6 +244,22 @@ def test_every_engine_option_of_the_cli_is_taken(llm):
         LLM(MODEL, speculative="ngram", speculative_model=MODEL)
 
 
+def test_int8_kv_cache_holds_more_tokens():
+    """kv_cache_dtype="q8_0" reaches the engine: the same kv_cache_memory holds 1.88x the
+    blocks of f16 (rows of 34-byte blocks of 32 values) and the engine generates; an
+    unknown name is refused with the accepted ones."""
+    f16 = LLM(MODEL, threads=1, kv_cache_memory=KV_MEMORY)
+    f16_blocks = f16.stats()["num_blocks"]
+    del f16
+    q8 = LLM(MODEL, threads=1, kv_cache_memory=KV_MEMORY, kv_cache_dtype="q8_0")
+    assert 1.85 < q8.stats()["num_blocks"] / f16_blocks < 1.9, (q8.stats()["num_blocks"], f16_blocks)
+    out = q8.generate("hi", SamplingParams(temperature=0, max_tokens=4, ignore_eos=True))
+    assert len(out[0].outputs[0].token_ids) == 4
+    del q8
+    with pytest.raises(ValueError, match="q8_0"):
+        LLM(MODEL, kv_cache_dtype="q4_0")
+
+
 def test_two_threads_generate_at_once(llm):
     """A long generation on one thread does not hold the GIL: a short one on the main
     thread finishes while it runs (batched beside it by the engine)."""
