@@ -12,10 +12,8 @@ namespace db {
 // Bytes of one KV cache row of n >= 0 elements in t: n times the element size
 // for plain types; for Q8_0, ceil(n / 32) GGML Q8_0 blocks (34 bytes: an fp16
 // scale, then 32 int8 codes), the last padded with zero codes, so any n is
-// allowed and element e lives in block e / 32.
-inline size_t kv_row_bytes(DType t, int64_t n) {
-  const int64_t block = block_size(t);
-  return static_cast<size_t>((n + block - 1) / block) * block_bytes(t);
-}
+// allowed and element e lives in block e / 32. Out of line: the ISA-specific
+// kernel files call it too (src/kernels/CMakeLists.txt).
+size_t kv_row_bytes(DType t, int64_t n);
 
 }  // namespace db
