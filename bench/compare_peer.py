@@ -77,7 +77,8 @@ def ours(binary, args, model, phase, input_len, output_len, seqs, requests):
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
         run([binary, "bench", "-m", model, "-t", str(args.threads), "--phase", phase,
              "--input-len", str(input_len), "--output-len", str(output_len), "--num-requests", str(requests),
-             "--batch-sizes", str(seqs), "--no-enable-prefix-caching", "--output-json", f.name])
+             "--batch-sizes", str(seqs), "--no-enable-prefix-caching", "--output-json", f.name]
+            + args.binary_flags.split())
         r = json.load(open(f.name))["runs"][0]
     if phase == "prefill":
         return r["prompt_tokens_per_s"]
@@ -97,6 +98,7 @@ def main():
     ap.add_argument("--tg-tokens", type=int, default=128, help="decode steps of 'decode b1'")
     ap.add_argument("--batched-prompt", type=int, default=128, help="prompt tokens per sequence of 'batched B'")
     ap.add_argument("--batched-gen", type=int, default=128, help="generated tokens per sequence of 'batched B'")
+    ap.add_argument("--binary-flags", default="", help="extra `deepbatch bench` flags, e.g. --pack")
     ap.add_argument("--peer-bench-flags", default="", help="extra llama-bench flags")
     ap.add_argument("--peer-batched-flags", default="", help="extra llama-batched-bench flags")
     ap.add_argument("--json", help="write all samples here")

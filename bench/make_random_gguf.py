@@ -26,6 +26,15 @@ Shapes:
                      exp_probs_b (e_score_correction_bias, F32 [64]), weights normalized,
                      scale 2.446, n_group 1 / topk_group 1; no rope scaling, rope base 50000,
                      context 8192, rms eps 1e-5. Default type q4_0.
+  deepseek-v3-slice  deepseek2, DeepSeek-V3 / R1's own widths in 3 of its 61 layers: hidden
+                     7168, 128 heads, q_lora 1536, kv_lora 512, qk_nope 128, qk_rope 64, v 128;
+                     layer 0 dense (FFN 18432), layers 1-2 MoE: 256 routed experts of width
+                     2048, top-8 from the best 4 of 8 groups, 1 shared, sigmoid router with
+                     exp_probs_b, weights normalized, scale 2.5; YaRN factor 40 (original 4096,
+                     beta 32/1, mscale_all_dim 1.0), rope base 10000. About 14 GB in q4_0.
+  kimi-k2-slice      deepseek2, Kimi-K2's widths in 2 of its 61 layers: as deepseek-v3-slice
+                     but 64 heads, 384 routed experts (one group), scale 2.827, rope base 50000,
+                     YaRN factor 32 (beta 1/1); layer 0 dense, layer 1 MoE. About 11 GB in q4_0.
   deepseek-v2-mini   deepseek2 at test size, V2-Lite's form (softmax router, attn_q, no groups):
                      3 layers (layer 0 dense, FFN 512), hidden 256, 4 heads, kv_lora 64, qk_nope
                      32, qk_rope 16, v 32; 8 routed experts of width 128, top-2, 1 shared; YaRN
@@ -111,6 +120,15 @@ _DEEPSEEK_LITE = dict(
     rope=64, v=128, dense_layers=1, experts=64, experts_used=6, shared=2, expert_ffn=1408,
     groups=1, groups_used=1, default_type="q4_0")
 
+# DeepSeek-V3's own widths (deepseek-ai/DeepSeek-V3 config.json), in slices of a few
+# layers that fit one machine: the full model has 61 (3 dense, 58 MoE).
+_DEEPSEEK_V3 = dict(
+    arch="deepseek2", hidden=7168, heads=128, q_lora=1536, kv_lora=512, nope=128, rope=64, v=128,
+    dense_layers=1, ffn=18432, experts=256, experts_used=8, shared=1, expert_ffn=2048, groups=8,
+    groups_used=4, gating="sigmoid", weights_norm=True, weights_scale=2.5, exp_probs_b=True,
+    rope_base=10000.0, ctx=163840, eps=1e-6, default_type="q4_0",
+    yarn=dict(factor=40.0, orig_ctx=4096, beta_fast=32.0, beta_slow=1.0, mscale_all_dim=1.0))
+
 # Test-sized deepseek2: 3 layers (the first dense), every row a multiple of 32 (Q4_0 / Q8_0 blocks)
 _DEEPSEEK_MINI = dict(
     arch="deepseek2", layers=3, hidden=256, heads=4, q_lora=0, kv_lora=64, nope=32, rope=16, v=32,
@@ -133,6 +151,16 @@ SHAPES = {
     "moonlight-16b-a3b": dict(_DEEPSEEK_LITE, ffn=11264, gating="sigmoid", weights_norm=True,
                               weights_scale=2.446, exp_probs_b=True, rope_base=50000.0, ctx=8192,
                               eps=1e-5, yarn=None, real_vocab=163840),
+    # DeepSeek-V3 / R1: layer 0 dense, layers 1-2 MoE (256 experts of 2048, top-8 of 8 groups,
+    # 4 eligible); about 14 GB in q4_0
+    "deepseek-v3-slice": dict(_DEEPSEEK_V3, layers=3, real_vocab=129280),
+    # moonshotai/Kimi-K2-Instruct config.json: V3's form with 384 experts, 64 heads, one
+    # group, scale 2.827, rope base 50000, YaRN factor 32 (beta 1/1); layer 0 dense, layer 1
+    # MoE; about 11 GB in q4_0 (vocab 163840 there)
+    "kimi-k2-slice": dict(_DEEPSEEK_V3, layers=2, heads=64, experts=384, groups=1, groups_used=1,
+                          weights_scale=2.827, rope_base=50000.0, ctx=131072,
+                          yarn=dict(factor=32.0, orig_ctx=4096, beta_fast=1.0, beta_slow=1.0,
+                                    mscale_all_dim=1.0), real_vocab=163840),
     # tiny files for tests, with the real 129280-token vocab: V2-Lite's form ...
     "deepseek-v2-mini": dict(_DEEPSEEK_MINI, gating="softmax", weights_norm=False, weights_scale=1.0,
                              exp_probs_b=False, yarn=dict(_MINI_YARN, mscale_all_dim=0.707)),
