@@ -51,8 +51,9 @@ std::string dtype_name(DType t);
 std::optional<DType> dtype_from_ggml(uint32_t id);
 // True for types whose elements are stored in quantization blocks.
 bool is_quantized(DType t);
-// A KV cache element type by name: "f16", "bf16" or "f32". Throws db::Error
-// "<what> must be f16, bf16 or f32, got '<name>'" otherwise.
+// A KV cache element type by name: "f16", "bf16", "f32" or "q8_0" (int8 blocks of
+// 32 with an fp16 scale). Throws db::Error "<what> must be f16, bf16, f32 or q8_0,
+// got '<name>'" otherwise.
 DType kv_dtype_from_name(const std::string& name, const std::string& what);
 
 }  // namespace db
