@@ -67,5 +67,5 @@ stage "unit tests and the server bad-input test under ASan + UBSan"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs" -L "unit|asan" --timeout 900
 
-stage "fuzz targets (libFuzzer + ASan + UBSan), build and 50 s each"
+stage "fuzz targets (libFuzzer + ASan + UBSan), build and 60 s side by side"
 bash tests/fuzz/run_fuzzers.sh 60  # the three targets side by side
