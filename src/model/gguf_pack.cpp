@@ -14,6 +14,7 @@
 #include "kernels/packed_weights.h"
 #include "tensor/panel_layout.h"
 #include "util/error.h"
+#include "util/fd_write.h"
 
 namespace db {
 
@@ -53,12 +54,7 @@ class OutputFile {
   OutputFile& operator=(const OutputFile&) = delete;
 
   void write_at(uint64_t offset, const void* p, size_t n) {
-    const auto* b = static_cast<const uint8_t*>(p);
-    while (n > 0) {
-      const ssize_t w = ::pwrite(fd_, b, n, static_cast<off_t>(offset));
-      if (w <= 0) throw Error(sys_error(path_, "write failed"));
-      b += w, n -= static_cast<size_t>(w), offset += static_cast<uint64_t>(w);
-    }
+    write_all_at(fd_, std::string_view(static_cast<const char*>(p), n), offset, path_);
   }
   void finish(uint64_t size) {
     if (::ftruncate(fd_, static_cast<off_t>(size)) != 0 || ::close(fd_) != 0) {

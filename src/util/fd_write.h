@@ -1,5 +1,6 @@
 // Writing a whole buffer to a POSIX file descriptor.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -10,5 +11,8 @@ namespace db {
 // "<path>: write failed: <reason>" (`path` only names the file in the message); a
 // prefix of `data` may have been written by then.
 void write_all(int fd, std::string_view data, const std::string& path);
+
+// As write_all, at byte `offset` of `fd` (pwrite), leaving the file offset alone.
+void write_all_at(int fd, std::string_view data, uint64_t offset, const std::string& path);
 
 }  // namespace db

@@ -1,10 +1,11 @@
-// sys_error's message format and write_all's whole-buffer writes.
+// sys_error's message format and write_all's / write_all_at's whole-buffer writes.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -53,6 +54,34 @@ TEST(WriteAll, ThrowsNamingThePath) {
     EXPECT_EQ(std::string(e.what()), std::string("the-file: write failed: ") + std::strerror(EBADF));
   }
   ::close(fds[0]);
+}
+
+TEST(WriteAllAt, WritesAtTheOffsetAndLeavesTheFileOffset) {
+  char path[] = "/tmp/write_all_at_XXXXXX";
+  const int fd = ::mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ::unlink(path);
+  write_all(fd, "0123456789", "f");
+  write_all_at(fd, "ab", 3, "f");
+  write_all_at(fd, "yz", 12, "f");  // past the end: the gap reads as zeros
+  write_all(fd, "Q", "f");         // the file offset is still 10
+  char buf[16] = {};
+  ASSERT_EQ(::pread(fd, buf, sizeof buf, 0), 14);
+  EXPECT_EQ(std::string(buf, 14), std::string("012ab56789Q\0yz", 14));
+  ::close(fd);
+}
+
+TEST(WriteAllAt, ThrowsNamingThePath) {
+  int fds[2];
+  ASSERT_EQ(::pipe2(fds, O_CLOEXEC), 0);
+  try {
+    write_all_at(fds[0], "x", 0, "the-pipe");  // a pipe cannot be written at an offset: ESPIPE
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), std::string("the-pipe: write failed: ") + std::strerror(ESPIPE));
+  }
+  ::close(fds[0]);
+  ::close(fds[1]);
 }
 
 }  // namespace
