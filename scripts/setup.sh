@@ -24,10 +24,14 @@ done
 # What the main job needs: the compilers and libraries of the build, Python with pip
 # (the model's download, XGrammar's source, the Python package); ccache serves
 # unchanged objects to later builds (never required: CMake uses it when present).
+# Open MPI (mpirun and its headers) and hwloc belong to the main job: with them the
+# build gets the communicator that splits one model across processes (`mpirun -np N
+# deepbatch ...`; CMake's DB_MPI=AUTO finds them); a build without them runs one process.
 APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config git ca-certificates unzip ccache
   nlohmann-json3-dev libpcre2-dev libcli11-dev libxxhash-dev libboost-dev curl
   python3 python3-pip
+  openmpi-bin libopenmpi-dev libhwloc-dev
 )
 # What the test suite adds: GoogleTest, the fuzz targets (libFuzzer, sanitizer runtimes,
 # symbolized stacks), and a real Prometheus for the end-to-end test that scrapes a
