@@ -3,6 +3,7 @@
 #include <cmath>
 #include <exception>
 
+#include "parallel_options.h"
 #include "util/thread_pool.h"
 
 namespace db::cli {
@@ -104,6 +105,7 @@ void add_engine_options(CLI::App& app, EngineOptions& o, bool with_max_num_seqs)
                  "step cost say drafts pay; off = always draft --num-speculative-tokens when the proposer can")
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
+  add_parallel_options(app, o.parallel);
 }
 
 std::array<double, 3> parse_per_class(const std::string& option, const std::string& text) {
@@ -166,6 +168,7 @@ EngineConfig make_engine_config(const ModelOptions& model, const EngineOptions& 
   c.speculative.ngram_max = engine.ngram_max;
   c.speculative.adaptive = engine.speculative_adaptive == "on";
   if (engine.ngram_max < engine.ngram_min) throw CLI::ValidationError("--ngram-max", "must be at least --ngram-min");
+  check_parallel_options(engine.parallel);
   return c;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cli_options.h"
+#include "dist/parallel_config.h"
 #include "engine/engine.h"
 
 namespace db::cli {
@@ -34,6 +35,7 @@ struct EngineOptions {
   int num_speculative_tokens = SpeculativeConfig{}.num_tokens;         // K
   int ngram_min = SpeculativeConfig{}.ngram_min, ngram_max = SpeculativeConfig{}.ngram_max;
   std::string speculative_adaptive = "on";                             // on | off
+  dist::ParallelConfig parallel;                                       // the split across mpirun's ranks
 };
 
 // "a,b,c" -> three non-negative numbers, one per priority class; throws

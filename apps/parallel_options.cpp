@@ -1,0 +1,31 @@
+#include "parallel_options.h"
+
+#include "util/error.h"
+
+namespace db::cli {
+
+void add_parallel_options(CLI::App& app, dist::ParallelConfig& p) {
+  app.add_option("--tensor-parallel-size,--tp", p.tensor_parallel_size,
+                 "Ranks that split each layer's attention heads and MLP columns (launch with mpirun -np "
+                 "tensor x expert parallel size; needs a build with MPI)")
+      ->capture_default_str();
+  app.add_option("--expert-parallel-size,--ep", p.expert_parallel_size,
+                 "Ranks that split a mixture-of-experts model's routed experts (launch with mpirun; needs a build "
+                 "with MPI)")
+      ->capture_default_str();
+  app.add_option("--collective-timeout", p.collective_timeout_s,
+                 "Seconds a rank waits in a collective for the others before it reports the ranks that did not "
+                 "arrive and ends the job (so a dead or stopped rank never hangs it)")
+      ->capture_default_str();
+}
+
+void check_parallel_options(const dist::ParallelConfig& p) {
+  dist::check_parallel_config(p, dist::launched_world_size(), dist::built_with_mpi());
+  if (p.ranks() > 1)
+    throw Error("--tensor-parallel-size " + std::to_string(p.tensor_parallel_size) + " x --expert-parallel-size " +
+                std::to_string(p.expert_parallel_size) +
+                ": this version of deepbatch runs a model in one process; splitting it across ranks is not "
+                "available yet");
+}
+
+}  // namespace db::cli

@@ -1,0 +1,17 @@
+// Command-line options that split one model across the ranks of an mpirun job:
+// --tensor-parallel-size, --expert-parallel-size and --collective-timeout.
+#pragma once
+#include <CLI/CLI.hpp>
+
+#include "dist/parallel_config.h"
+
+namespace db::cli {
+
+void add_parallel_options(CLI::App& app, dist::ParallelConfig& p);
+
+// Throws db::Error when the sizes do not fit this build (no MPI) or the launched
+// world (mpirun -np), or ask for more than one rank, which the engine does not
+// run yet.
+void check_parallel_options(const dist::ParallelConfig& p);
+
+}  // namespace db::cli
