@@ -1,7 +1,6 @@
 #include "bundle/model_bundle.h"
 
 #include <filesystem>
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
@@ -9,6 +8,7 @@
 #include "chat/reasoning_split.h"
 #include "grammar/constraint_compiler.h"
 #include "io/gguf.h"
+#include "io/hf_checkpoint.h"
 #include "model/model_source.h"
 #include "util/error.h"
 #include "util/thread_pool.h"
@@ -16,27 +16,6 @@
 namespace db {
 
 namespace {
-
-// The chat template of an HF checkpoint: tokenizer_config.json's "chat_template",
-// either a string or a list of {name, template} (the one named "default").
-std::optional<std::string> hf_chat_template(const std::filesystem::path& dir) {
-  const auto path = dir / "tokenizer_config.json";
-  if (!std::filesystem::exists(path)) return std::nullopt;
-  std::ifstream in(path);
-  nlohmann::json cfg;
-  try {
-    cfg = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(path.string() + ": invalid JSON: " + e.what());
-  }
-  auto it = cfg.find("chat_template");
-  if (it == cfg.end() || it->is_null()) return std::nullopt;
-  if (it->is_string()) return it->get<std::string>();
-  if (it->is_array())
-    for (const auto& t : *it)
-      if (t.value("name", "") == "default" && t.contains("template")) return t["template"].get<std::string>();
-  throw Error(path.string() + ": chat_template must be a string or a list with a \"default\" entry");
-}
 
 // A message as templates read it: OpenAI's shape, tool_calls and tool_call_id only when set.
 nlohmann::ordered_json template_message(const ChatMessage& m, bool arguments_as_text) {

@@ -118,11 +118,16 @@ GGUFWriter::GGUFWriter(uint64_t alignment) : alignment_(alignment) {
 }
 
 void GGUFWriter::add_value(const std::string& key, const GGUFValue& v) {
-  for (const auto& [k, unused] : kv_)
-    if (k == key) bad_value(key, "expected each key once, got a second definition");
+  if (has(key)) bad_value(key, "expected each key once, got a second definition");
   if (key == "general.alignment") bad_value(key, "set the alignment through the GGUFWriter constructor");
   check_value(key, v);
   kv_.emplace_back(key, v);
+}
+
+bool GGUFWriter::has(const std::string& key) const {
+  for (const auto& [k, unused] : kv_)
+    if (k == key) return true;
+  return false;
 }
 
 void GGUFWriter::add_uint8(const std::string& k, uint8_t v) { add_value(k, scalar_u(GGUFType::UINT8, v)); }

@@ -39,6 +39,8 @@ class GGUFWriter {
   // Any value, nested arrays included; throws db::Error when the value is inconsistent
   // (variant alternative vs type, element types, out-of-range integers).
   void add_value(const std::string& key, const GGUFValue& v);
+  // True if `key` was added.
+  bool has(const std::string& key) const;
 
   // A tensor with `shape` outermost first; `nbytes` must equal the size its dtype and
   // shape imply (shape.back() a multiple of the block size). The bytes are copied.

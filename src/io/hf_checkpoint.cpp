@@ -130,4 +130,18 @@ std::string HFCheckpoint::file_of(const std::string& name) const {
   return it == tensor_shard_.end() ? dir_ : shards_[it->second]->path();
 }
 
+std::optional<std::string> hf_chat_template(const std::string& dir) {
+  const fs::path path = fs::path(dir) / "tokenizer_config.json";
+  if (!existing(path)) return std::nullopt;
+  const json cfg = read_json_object(path.string());
+  auto it = cfg.find("chat_template");
+  if (it == cfg.end() || it->is_null()) return std::nullopt;
+  if (it->is_string()) return it->get<std::string>();
+  if (it->is_array())
+    for (const auto& t : *it)
+      if (t.is_object() && t.value("name", "") == "default" && t.contains("template") && t["template"].is_string())
+        return t["template"].get<std::string>();
+  throw Error(path.string() + ": chat_template must be a string or a list with a \"default\" entry");
+}
+
 }  // namespace db

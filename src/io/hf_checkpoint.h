@@ -57,4 +57,10 @@ class HFCheckpoint {
   std::map<std::string, size_t> tensor_shard_;  // tensor name -> index into shards_
 };
 
+// The chat template of the checkpoint in `dir`: tokenizer_config.json's
+// "chat_template", a string or a list of {name, template} (the one named
+// "default"); nullopt when the file or the key is absent. Throws db::Error
+// naming the file when it is not valid JSON or the key has another shape.
+std::optional<std::string> hf_chat_template(const std::string& dir);
+
 }  // namespace db

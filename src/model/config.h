@@ -60,6 +60,13 @@ struct ModelConfig {
   float mla_norm_eps = 1e-6f;  // RMSNorm epsilon of MLA's q_a / kv_a norms (HF: always 1e-6; GGUF: rms_eps)
 };
 
+// The first field in which a and b differ so that a model would compute
+// differently, as "<field>: <a> vs <b>"; empty when none does. RoPE is
+// compared by its frequencies and cos/sin multiplier (model/rope_frequencies.h),
+// however each states them; its style not with `ignore_rope_style` (a file
+// whose rows are permuted to match the other style).
+std::string config_difference(const ModelConfig& a, const ModelConfig& b, bool ignore_rope_style = false);
+
 // Reads the common decoder hyper-parameters of an opened model. Missing required
 // keys throw db::Error naming the file and the key.
 ModelConfig read_model_config(const ModelSource& src);

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/gguf.h"
+#include "io/gguf_writer.h"
 #include "model/config.h"
 #include "model/config_keys.h"
 #include "model/deepseek_decoder.h"
@@ -145,6 +146,50 @@ void read_deepseek_gguf(const GGUFConfigKeys& k, ModelConfig& c) {
   validate_deepseek(c, k.f.path());
 }
 
+// The yarn_log_multiplier (a float32 key) from which read_deepseek_gguf's
+// m * m / sqrt(qk_head), m = 1 + multiplier * ln(factor), rounds to exactly
+// c.mla.softmax_scale: the float nearest the exact multiplier may miss it by
+// an ulp, so the floats around it are tried; the nearest when none hits.
+float yarn_log_multiplier_for(const ModelConfig& c) {
+  const double factor = c.rope_scaling.factor, root = std::sqrt(static_cast<double>(c.mla.qk_head_dim()));
+  const float want = c.mla.softmax_scale;
+  auto scale_of = [&](float mul) {
+    const double m = 1.0 + static_cast<double>(mul) * std::log(factor);
+    return static_cast<float>(m * m / root);
+  };
+  const float nearest = static_cast<float>((std::sqrt(static_cast<double>(want) * root) - 1.0) / std::log(factor));
+  float up = nearest, down = nearest;
+  for (int i = 0; i < 64; ++i, up = std::nextafter(up, INFINITY), down = std::nextafter(down, -INFINITY)) {
+    if (scale_of(up) == want) return up;
+    if (scale_of(down) == want) return down;
+  }
+  return nearest;
+}
+
+void write_deepseek_gguf(const ModelConfig& c, GGUFWriter& w) {
+  const std::string k = c.arch + ".";
+  const MlaConfig& a = c.mla;
+  if (a.q_lora_rank > 0) w.add_uint32(k + "attention.q_lora_rank", static_cast<uint32_t>(a.q_lora_rank));
+  w.add_uint32(k + "attention.kv_lora_rank", static_cast<uint32_t>(a.kv_lora_rank));
+  w.add_uint32(k + "attention.value_length", static_cast<uint32_t>(a.v_head_dim));
+  if (c.rope_scaling.type == RopeScalingType::YARN) {
+    w.add_float32(k + "rope.scaling.attn_factor", c.rope_scaling.attn_factor);  // read as is, not times 1 + 0.1 ln f
+    if (c.rope_scaling.factor > 1.0f) w.add_float32(k + "rope.scaling.yarn_log_multiplier", yarn_log_multiplier_for(c));
+  }
+  const MoeConfig& e = c.moe;
+  if (!e.enabled()) return;
+  w.add_uint32(k + "expert_count", static_cast<uint32_t>(e.n_experts));
+  w.add_uint32(k + "expert_used_count", static_cast<uint32_t>(e.n_experts_used));
+  w.add_uint32(k + "expert_shared_count", static_cast<uint32_t>(e.n_shared_experts));
+  w.add_uint32(k + "expert_feed_forward_length", static_cast<uint32_t>(e.expert_ffn));
+  w.add_uint32(k + "leading_dense_block_count", static_cast<uint32_t>(e.leading_dense_layers));
+  w.add_float32(k + "expert_weights_scale", e.weights_scale);
+  w.add_bool(k + "expert_weights_norm", e.norm_weights);
+  w.add_uint32(k + "expert_gating_func", e.gating == ExpertGating::Sigmoid ? 2 : 1);
+  w.add_uint32(k + "expert_group_count", static_cast<uint32_t>(e.n_groups));
+  w.add_uint32(k + "expert_group_used_count", static_cast<uint32_t>(e.n_groups_used));
+}
+
 // The YaRN section of config.json: rope_parameters (transformers >= 5) or rope_scaling.
 const json* hf_rope_section(const HFConfigKeys& k, std::string& name) {
   for (const char* key : {"rope_parameters", "rope_scaling"})
@@ -231,8 +276,8 @@ std::string deepseek_hf_expert_name(int layer, int expert, const std::string& pr
 }
 
 Architecture deepseek2_architecture() {
-  return {"deepseek2",         {"deepseek_v2", "deepseek_v3"}, &make_deepseek_decoder, &read_deepseek_gguf,
-          &read_deepseek_hf, deepseek_names()};
+  return {"deepseek2",       {"deepseek_v2", "deepseek_v3"}, &make_deepseek_decoder, &read_deepseek_gguf,
+          &read_deepseek_hf, deepseek_names(),           &write_deepseek_gguf,   /*gguf_pairs_qk_rows=*/false};
 }
 
 }  // namespace db

@@ -1,5 +1,6 @@
 #include "model/llama_arch.h"
 
+#include "io/gguf_writer.h"
 #include "model/config.h"
 #include "model/config_keys.h"
 #include "model/llama_decoder.h"
@@ -36,6 +37,11 @@ void read_llama_gguf(const GGUFConfigKeys&, ModelConfig& c) {
 
 void read_llama_hf(const HFConfigKeys&, ModelConfig&) {}  // the shared reader covers llama
 
+// Read by llama.cpp; config_from_gguf reads the head width from key_length alone.
+void write_llama_family_gguf(const ModelConfig& c, GGUFWriter& w) {
+  w.add_uint32(c.arch + ".attention.value_length", static_cast<uint32_t>(c.head_dim));
+}
+
 void read_qwen2_gguf(const GGUFConfigKeys&, ModelConfig& c) { c.rope_style = kernels::RopeStyle::NEOX; }
 
 // Qwen2's q/k/v projections always have biases; its config.json has no attention_bias key.
@@ -44,11 +50,13 @@ void read_qwen2_hf(const HFConfigKeys&, ModelConfig& c) { c.qkv_bias = true; }
 }  // namespace
 
 Architecture llama_architecture() {
-  return {"llama", {"llama"}, &make_llama_decoder, &read_llama_gguf, &read_llama_hf, llama_family_names()};
+  return {"llama",        {"llama"}, &make_llama_decoder, &read_llama_gguf, &read_llama_hf, llama_family_names(),
+          &write_llama_family_gguf, /*gguf_pairs_qk_rows=*/true};
 }
 
 Architecture qwen2_architecture() {
-  return {"qwen2", {"qwen2"}, &make_llama_decoder, &read_qwen2_gguf, &read_qwen2_hf, llama_family_names()};
+  return {"qwen2",        {"qwen2"}, &make_llama_decoder, &read_qwen2_gguf, &read_qwen2_hf, llama_family_names(),
+          &write_llama_family_gguf, /*gguf_pairs_qk_rows=*/false};
 }
 
 }  // namespace db

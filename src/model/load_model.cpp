@@ -17,7 +17,8 @@ namespace {
 // The file to load for `path` under --pack: its pre-packed copy, written first if need be.
 std::string packed_model_file(const std::string& path, ThreadPool* load_pool) {
   if (std::filesystem::is_directory(path))
-    throw Error(path + ": --pack applies to GGUF files; a checkpoint directory is converted at every load");
+    throw Error(path + ": --pack applies to GGUF files; a checkpoint directory is converted at every load "
+                "(`deepbatch convert DIR -o OUT.gguf --pack` converts it once into a pre-packed file)");
   const auto start = std::chrono::steady_clock::now();
   const std::string copy = packed_copy(path, cpu_features().level, load_pool);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -13,6 +13,7 @@ namespace db {
 
 class Model;
 class ModelSource;
+class GGUFWriter;
 class ThreadPool;
 struct ModelConfig;
 struct GGUFConfigKeys;
@@ -28,6 +29,9 @@ using ModelFactory = std::unique_ptr<Model> (*)(std::unique_ptr<ModelSource> src
 // Missing required keys throw db::Error (the keys' req* readers name file and key).
 using GGUFConfigReader = void (*)(const GGUFConfigKeys& keys, ModelConfig& c);
 using HFConfigReader = void (*)(const HFConfigKeys& keys, ModelConfig& c);
+// The inverse of GGUFConfigReader: adds the arch-specific GGUF metadata from
+// which read_gguf reads `c` back (model/config_gguf_writer.h writes the rest).
+using GGUFConfigWriter = void (*)(const ModelConfig& c, GGUFWriter& w);
 
 // One architecture. Every registered entry has all fields set (non-empty, non-null).
 struct Architecture {
@@ -37,6 +41,11 @@ struct Architecture {
   GGUFConfigReader read_gguf;               // arch-specific config from GGUF metadata
   HFConfigReader read_hf;                   // arch-specific config from config.json
   TensorNameMap hf_names;                   // GGUF tensor name -> checkpoint tensor name
+  GGUFConfigWriter write_gguf;              // arch-specific config as GGUF metadata (read_gguf's inverse)
+  // GGUF files of this architecture hold attn_q / attn_k rows as llama.cpp's
+  // converter permutes them (each head's rotated pairs adjacent, read with
+  // interleaved RoPE), where a checkpoint holds them as transformers does.
+  bool gguf_pairs_qk_rows = false;
 };
 
 // Every registered architecture, sorted by gguf_name; names and model types are unique.

@@ -78,6 +78,7 @@ void PreTokenizer::add_split(const std::string& pattern, bool literal, SplitBeha
   Step s;
   s.kind = Step::Kind::Split;
   s.regex = std::make_shared<const Regex>(pattern, literal);
+  s.literal = literal;
   s.behavior = behavior;
   s.invert = invert;
   steps_.push_back(std::move(s));
@@ -94,6 +95,18 @@ void PreTokenizer::add_byte_level(bool add_prefix_space, bool use_regex) {
   if (use_regex) s.regex = std::make_shared<const Regex>(kGpt2Pattern, false);
   s.add_prefix_space = add_prefix_space;
   steps_.push_back(std::move(s));
+}
+
+bool PreTokenizer::same_steps(const PreTokenizer& other) const {
+  if (steps_.size() != other.steps_.size()) return false;
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const Step &a = steps_[i], &b = other.steps_[i];
+    if (a.kind != b.kind || a.behavior != b.behavior || a.invert != b.invert || a.literal != b.literal ||
+        a.add_prefix_space != b.add_prefix_space || (a.regex == nullptr) != (b.regex == nullptr) ||
+        (a.regex && a.regex->pattern() != b.regex->pattern()))
+      return false;
+  }
+  return true;
 }
 
 bool PreTokenizer::ends_with_byte_level() const {

@@ -7,6 +7,7 @@
 #pragma once
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,6 +42,9 @@ class PreTokenizer {
   bool split_each(std::string_view text, const PieceSink& sink) const;
 
   bool empty() const { return steps_.empty(); }
+  // True if both split every text alike because their steps are the same
+  // (patterns compared as text).
+  bool same_steps(const PreTokenizer& other) const;
   bool ends_with_byte_level() const;
   size_t num_steps() const { return steps_.size(); }
 
@@ -52,6 +56,10 @@ class PreTokenizer {
   static bool gguf_name_ignores_merges(const std::string& name);
   // The names from_gguf_name accepts.
   static std::vector<std::string> gguf_names();
+  // The first name from_gguf_name (with gguf_name_ignores_merges) turns into
+  // the same steps as `p` and the same `ignore_merges`; nullopt when none does,
+  // i.e. a GGUF file cannot name this pre-tokenizer.
+  static std::optional<std::string> gguf_name_for(const PreTokenizer& p, bool ignore_merges);
 
   // Interprets a tokenizer.json "pre_tokenizer" object (Sequence, Split, Digits,
   // ByteLevel). Throws db::Error naming `where` and the unsupported part.
@@ -61,6 +69,7 @@ class PreTokenizer {
   struct Step {
     enum class Kind { Split, ByteLevel } kind = Kind::Split;
     std::shared_ptr<const Regex> regex;  // null for a ByteLevel step without its regex
+    bool literal = false;                // the regex's pattern is plain text
     SplitBehavior behavior = SplitBehavior::Isolated;
     bool invert = false;
     bool add_prefix_space = false;  // ByteLevel only

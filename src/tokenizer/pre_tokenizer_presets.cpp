@@ -107,4 +107,10 @@ PreTokenizer PreTokenizer::from_gguf_name(const std::string& name) {
   return p;
 }
 
+std::optional<std::string> PreTokenizer::gguf_name_for(const PreTokenizer& p, bool ignore_merges) {
+  for (const auto& e : kEntries)
+    if (gguf_name_ignores_merges(e.name) == ignore_merges && from_gguf_name(e.name).same_steps(p)) return e.name;
+  return std::nullopt;
+}
+
 }  // namespace db

@@ -57,6 +57,9 @@ class Tokenizer {
   // From a directory holding tokenizer.json, optionally tokenizer_config.json, and
   // optionally generation_config.json (its eos_token_id ids join eos_ids()).
   static std::unique_ptr<Tokenizer> from_hf_dir(const std::string& dir);
+  // The parts from_hf_dir builds its tokenizer from (what a converter writes
+  // into another format: tokenizer/tokenizer_gguf_keys.h).
+  static TokenizerParts hf_dir_parts(const std::string& dir);
   // Validates `parts` (ids in range, byte-level pre-tokenizer); throws db::Error otherwise.
   static std::unique_ptr<Tokenizer> from_parts(TokenizerParts parts);
 

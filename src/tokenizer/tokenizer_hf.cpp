@@ -170,7 +170,7 @@ std::unique_ptr<Tokenizer> Tokenizer::from_hf(const std::string& tokenizer_json,
   return from_parts(load_parts(tokenizer_json, tokenizer_config));
 }
 
-std::unique_ptr<Tokenizer> Tokenizer::from_hf_dir(const std::string& dir) {
+TokenizerParts Tokenizer::hf_dir_parts(const std::string& dir) {
   namespace fs = std::filesystem;
   const fs::path base(dir);
   if (!fs::exists(base / "tokenizer.json")) throw Error(dir + ": no tokenizer.json in this directory");
@@ -178,7 +178,9 @@ std::unique_ptr<Tokenizer> Tokenizer::from_hf_dir(const std::string& dir) {
   if (fs::exists(base / "tokenizer_config.json")) config = (base / "tokenizer_config.json").string();
   TokenizerParts p = load_parts((base / "tokenizer.json").string(), config);
   if (fs::exists(base / "generation_config.json")) read_generation_config((base / "generation_config.json").string(), p);
-  return from_parts(std::move(p));
+  return p;
 }
+
+std::unique_ptr<Tokenizer> Tokenizer::from_hf_dir(const std::string& dir) { return from_parts(hf_dir_parts(dir)); }
 
 }  // namespace db

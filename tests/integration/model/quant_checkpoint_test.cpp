@@ -12,7 +12,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "io/hf_checkpoint.h"
@@ -23,6 +22,7 @@
 #include "model/model_source.h"
 #include "model/registry.h"
 #include "model_test_util.h"
+#include "quant_fixture_util.h"
 #include "util/error.h"
 #include "util/fp16.h"
 
@@ -31,8 +31,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
-
-std::string quant_fixture_dir(const std::string& name) { return std::string(DB_TEST_DATA) + "/model/" + name; }
 
 json quant_reference(const std::string& name) {
   std::ifstream in(quant_fixture_dir(name) + "/reference.json");
@@ -193,40 +191,6 @@ struct QuantTempDir {
   }
   ~QuantTempDir() { fs::remove_all(path); }
 };
-
-std::vector<char> quant_read_bytes(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::vector<char>(std::istreambuf_iterator<char>(in), {});
-}
-
-void quant_write_bytes(const fs::path& p, const std::vector<char>& b) {
-  std::ofstream out(p, std::ios::binary);
-  out.write(b.data(), static_cast<std::streamsize>(b.size()));
-}
-
-// A copy of fixture `name` in `dir` with tensor `drop` left out of the header
-// (its bytes stay, unreferenced), the file cut to `keep_bytes` when non-zero,
-// and config.json's quantization_config updated by `qc`.
-void copy_broken(const std::string& name, const fs::path& dir, const std::string& drop, size_t keep_bytes,
-                 const json& qc = json::object()) {
-  const fs::path from = quant_fixture_dir(name);
-  std::ifstream cin(from / "config.json");
-  json config = json::parse(cin);
-  config["quantization_config"].update(qc);
-  std::ofstream(dir / "config.json") << config.dump(2);
-  std::vector<char> b = quant_read_bytes(from / "model.safetensors");
-  uint64_t n = 0;
-  std::memcpy(&n, b.data(), 8);
-  json header = json::parse(b.begin() + 8, b.begin() + 8 + static_cast<std::ptrdiff_t>(n));
-  if (!drop.empty()) {
-    ASSERT_EQ(header.erase(drop), 1u) << drop;
-  }
-  std::string text = header.dump();
-  text.resize(n, ' ');  // the same length: data offsets are unchanged
-  std::memcpy(b.data() + 8, text.data(), n);
-  if (keep_bytes != 0) b.resize(keep_bytes);
-  quant_write_bytes(dir / "model.safetensors", b);
-}
 
 void expect_load_error(const fs::path& dir, const std::vector<std::string>& parts) {
   try {

@@ -32,6 +32,7 @@ TEST(ArchitectureRegistryTest, EveryEntryIsCompleteAndFindable) {
     EXPECT_NE(a.build, nullptr);
     EXPECT_NE(a.read_gguf, nullptr);
     EXPECT_NE(a.read_hf, nullptr);
+    EXPECT_NE(a.write_gguf, nullptr);
     EXPECT_FALSE(a.hf_names.globals.empty());
     EXPECT_FALSE(a.hf_names.layer_suffixes.empty());
     EXPECT_TRUE(names.insert(a.gguf_name).second) << "duplicate architecture";
