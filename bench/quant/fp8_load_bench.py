@@ -10,8 +10,13 @@ largest shard, and what the same weights would take in BF16. The converter holds
 about one converted matrix at a time, so the peak should sit near the converted
 model plus one shard's pages, well below the BF16 size.
 
+With --convert it also converts the checkpoint once into a pre-packed GGUF file
+(`deepbatch convert DIR -o OUT.gguf --pack`, default type) and prints that
+conversion's wall time and peak RSS (one matrix at a time: far below the
+converted model), then the load of the written file.
+
 Usage: python3 bench/quant/fp8_load_bench.py --binary build/deepbatch [--layers 6]
-       [--hidden 1024] [--experts 32] [--shard-mb 64] [--types Q8_0,Q4_0]
+       [--hidden 1024] [--experts 32] [--shard-mb 64] [--types Q8_0,Q4_0] [--convert]
 Needs numpy. Benchmarks are not tests: it prints numbers and checks nothing.
 """
 import argparse
@@ -103,6 +108,28 @@ def write_checkpoint(out_dir, cfg, shard_bytes, rng):
     return fp8, bf16_equiv, largest, len(shards)
 
 
+def timed(cmd):
+    """Runs cmd under /usr/bin/time: (completed process, wall s, peak RSS MiB)."""
+    r = subprocess.run(["/usr/bin/time", "-f", "TIME %e s RSS %M KiB", *cmd], capture_output=True, text=True)
+    m = re.search(r"TIME ([\d.]+) s RSS (\d+) KiB", r.stderr)
+    return r, (float(m.group(1)) if m else float("nan")), (int(m.group(2)) / 1024 if m else float("nan"))
+
+
+def convert_once(args, ckpt):
+    """`convert --pack` of the checkpoint, then `generate` on the written file."""
+    out = os.path.join(ckpt, "converted.packed.gguf")
+    r, wall, rss = timed([args.binary, "convert", ckpt, "-o", out, "--pack", "-t", str(args.threads)])
+    if r.returncode != 0:
+        print(f"convert failed: {r.stderr[-400:]}")
+        return
+    print(f"convert --pack: {os.path.getsize(out) / 2 ** 20:.1f} MiB written, wall {wall} s, peak RSS {rss:.1f} MiB")
+    r, wall, rss = timed([args.binary, "generate", "-m", out, "-p", "hi", "-n", "1", "-t", str(args.threads),
+                          "--kv-cache-memory", str(16 << 20)])
+    ready = next((line for line in r.stderr.splitlines() if "weights ready" in line), r.stderr[-400:])
+    print(f"packed file: {ready.split(': ', 1)[-1]}")
+    print(f"packed file: process wall {wall} s, peak RSS {rss:.1f} MiB")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--binary", required=True)
@@ -112,6 +139,7 @@ def main():
     ap.add_argument("--shard-mb", type=float, default=64)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--types", default="Q8_0,Q4_0")
+    ap.add_argument("--convert", action="store_true", help="also time `convert --pack` and the written file's load")
     args = ap.parse_args()
     with open(os.path.join(ROOT, "deepseek_v3_tiny_fp8", "config.json")) as f:
         cfg = json.load(f)
@@ -135,6 +163,8 @@ def main():
             print(f"{t}: {conv.split(': ', 1)[-1]}")
             if m:
                 print(f"{t}: process wall {m.group(1)} s, peak RSS {int(m.group(2)) / 1024:.1f} MiB")
+        if args.convert:
+            convert_once(args, tmp)
     finally:
         shutil.rmtree(tmp)
 
