@@ -1,6 +1,7 @@
 """Collectives across real mpirun jobs (dist_probe): a healthy run of each collective,
 then the faults a job must turn into a clear error instead of a hang: a rank stopped
-with SIGSTOP and a rank that exits, each in the middle of a run. For each fault the
+with SIGSTOP, a rank that exits and a rank slower than the timeout, each in the middle
+of a run (and a rank slower than usual but within the timeout, which must be waited for). For each fault the
 test measures the time from the fault to the live ranks' error and checks that every
 live rank named the collective and the missing rank."""
 import argparse
@@ -62,11 +63,12 @@ def test_healthy_runs_check_every_result(args):
             print(f"  {np} ranks: {line.group(0)[len('probe: rank 0: '):]}")
 
 
-def expect_fault_report(args, np, op, fault, victim, mpirun_args=()):
-    """Runs a job whose rank `victim` exits or stops before call 5; checks each live rank's
+def expect_fault_report(args, np, op, fault, victim, mpirun_args=(), probe_args=()):
+    """Runs a job whose rank `victim` misbehaves (`fault`) before call 5; checks each live rank's
     report and returns (seconds from the fault to the last live rank's error, the run's wall time)."""
     proc, wall = run_probe(args, np, ["--op", op, "--calls", "1000", "--timeout", str(TIMEOUT_S),
-                                      "--fault", fault, "--victim", str(victim), "--at-call", "5"], mpirun_args)
+                                      "--fault", fault, "--victim", str(victim), "--at-call", "5", *probe_args],
+                           mpirun_args)
     out = proc.stdout + proc.stderr
     check(proc.returncode != 0, "the job exited 0 although a rank failed", proc)
     m = re.search(r"probe: rank \d+ pid (\d+) \w+ before call 5 t=([0-9.]+)", out)
@@ -117,6 +119,21 @@ def test_an_exited_rank_is_named_by_every_live_rank(args):
           f"after the fault, job ended after {wall:.2f} s")
 
 
+def test_a_rank_slower_than_the_timeout_is_named(args):
+    latest, wall = expect_fault_report(args, 4, "all_reduce_sum", "sleep", 1,
+                                       probe_args=["--sleep", str(TIMEOUT_S + 1.5)])
+    print(f"  4 ranks, all_reduce_sum, rank 1 asleep for {TIMEOUT_S + 1.5} s: error {latest:.2f} s after "
+          f"it fell asleep, job ended after {wall:.2f} s")
+
+
+def test_a_rank_slower_than_usual_within_the_timeout_is_waited_for(args):
+    proc, wall = run_probe(args, 4, ["--op", "all_reduce_sum", "--calls", "20", "--timeout", str(TIMEOUT_S),
+                                     "--fault", "sleep", "--sleep", str(TIMEOUT_S / 2), "--victim", "2",
+                                     "--at-call", "5"])
+    check(proc.returncode == 0, f"a rank {TIMEOUT_S / 2} s late failed the job (timeout {TIMEOUT_S} s)", proc)
+    check("deepbatch: error" not in proc.stderr, "a rank within the timeout was reported", proc)
+
+
 def test_mpirun_ends_the_job_when_a_rank_exits(args):
     proc, wall = run_probe(args, 2, ["--op", "all_reduce_sum", "--calls", "1000", "--timeout", "300",
                                      "--fault", "exit", "--victim", "1", "--at-call", "5"])
@@ -141,6 +158,8 @@ def main():
     return e2e_main.run_tests([test_healthy_runs_check_every_result,
                                test_a_stopped_rank_is_named_by_every_live_rank,
                                test_an_exited_rank_is_named_by_every_live_rank,
+                               test_a_rank_slower_than_the_timeout_is_named,
+                               test_a_rank_slower_than_usual_within_the_timeout_is_waited_for,
                                test_mpirun_ends_the_job_when_a_rank_exits], args)
 
 
