@@ -196,36 +196,33 @@ CheckpointGgufReport convert_checkpoint_to_gguf(const std::string& dir, const st
   for (const Planned& p : plan) out.declare(p.name, p.rank, p.kind == Planned::Kind::Experts ? c.moe.n_experts : 1);
   if (!freq_factors.empty()) out.declare("rope_freqs.weight", 1);
 
-  // Frees what a tensor took once written: a converted matrix, or the mapped
-  // pages of a stored one (the embedding's once the tied head is written too).
+  // A converted matrix is freed once written; a stored tensor's mapped pages
+  // are handed back as they are written (the embedding's, when the tied head
+  // reads it again, with the head).
   const bool tied_head = !plan.empty() && plan.back().kind == Planned::Kind::TiedHead;
-  auto written = [&](const std::string& stored, const TensorView& t) {
-    if (conv && conv->converts(stored))
-      src->note_done_with(t);
-    else if (!tied_head || t.data != embd->data)
-      release_mapped_range(t.data, t.nbytes());
-  };
+  auto converted = [&](const std::string& stored) { return conv && conv->converts(stored); };
   for (size_t i = 0; i < plan.size(); ++i) {
     const Planned& p = plan[i];
     if (p.kind == Planned::Kind::TiedHead) {
-      out.write(i, *embd);
-      if (!conv || !conv->converts(src->stored_name("token_embd.weight")))
-        release_mapped_range(embd->data, embd->nbytes());
+      out.write(i, *embd, 0, /*release_mapped=*/!converted(src->stored_name("token_embd.weight")));
     } else if (p.kind == Planned::Kind::Experts) {
       for (int e = 0; e < c.moe.n_experts; ++e) {
+        const std::string name = deepseek_hf_expert_name(p.layer, e, expert_proj_name(p.proj));
         const TensorView m = expert_matrix(*src, p.layer, p.proj, e);
-        out.write(i, m, e);
-        written(deepseek_hf_expert_name(p.layer, e, expert_proj_name(p.proj)), m);
+        out.write(i, m, e, /*release_mapped=*/!converted(name));
+        if (converted(name)) src->note_done_with(m);
       }
     } else {
       const TensorView t = src->tensor(p.name);
       if (p.paired_heads > 0) {
         const std::vector<uint8_t> rows = paired_rope_rows(t, p.paired_heads, dir + ": tensor '" + p.stored + "'");
         out.write(i, TensorView{t.dtype, t.shape, rows.data()});
+        if (!converted(p.stored)) release_mapped_range(t.data, t.nbytes());
       } else {
-        out.write(i, t);
+        const bool keep = tied_head && p.name == "token_embd.weight";
+        out.write(i, t, 0, /*release_mapped=*/!converted(p.stored) && !keep);
       }
-      written(p.stored, t);
+      if (converted(p.stored)) src->note_done_with(t);
     }
   }
   if (!freq_factors.empty())

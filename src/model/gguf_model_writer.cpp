@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <string_view>
 
+#include "io/mapped_range.h"
 #include "kernels/packed_weights.h"
 #include "model/gguf_pack.h"
 #include "tensor/panel_layout.h"
@@ -23,11 +24,13 @@ constexpr uint64_t kPackedAlignment = 4096;
 
 }  // namespace
 
-GgufModelWriter::GgufModelWriter(std::string out_path, std::optional<IsaLevel> level, ThreadPool* pool)
+GgufModelWriter::GgufModelWriter(std::string out_path, std::optional<IsaLevel> level, ThreadPool* pool,
+                                 int64_t chunk_bytes)
     : path_(std::move(out_path)),
       tmp_path_(path_ + ".tmp"),
       level_(level),
       pool_(pool),
+      chunk_bytes_(chunk_bytes),
       w_(level ? kPackedAlignment : kGGUFDefaultAlignment) {
   if (level_) {
     w_.add_uint32(kGGUFPanelVersionKey, kPanelLayoutVersion);
@@ -66,7 +69,7 @@ void GgufModelWriter::write_at(uint64_t offset, const void* p, size_t n) {
   write_all_at(fd_, std::string_view(static_cast<const char*>(p), n), offset, tmp_path_);
 }
 
-void GgufModelWriter::write(size_t index, const TensorView& t, int64_t part) {
+void GgufModelWriter::write(size_t index, const TensorView& t, int64_t part, bool release_mapped) {
   if (!begun_) begin();
   DB_CHECK(index == next_ && index < declared_.size(), "GgufModelWriter::write: tensors out of declaration order");
   const Declared& d = declared_[index];
@@ -93,19 +96,31 @@ void GgufModelWriter::write(size_t index, const TensorView& t, int64_t part) {
                 TensorView{cur_.dtype, cur_.part_shape, nullptr}.shape_str());
   }
   const uint64_t at = header_size_ + cur_.offset + static_cast<uint64_t>(part) * cur_.part_bytes;
-  if (cur_.packed) {
-    // One {rows, cols} matrix at a time: a stack's matrices are packed one by one.
-    const int64_t rows = t.shape[t.shape.size() - 2], cols = t.cols();
-    const int64_t matrices = rows == 0 ? 0 : t.rows() / rows;
-    TensorView m{t.dtype, {rows, cols}, nullptr};
-    std::vector<uint8_t> buf(static_cast<size_t>(panel_matrix_bytes(t.dtype, rows, cols)));
-    for (int64_t i = 0; i < matrices; ++i) {
-      m.data = static_cast<const uint8_t*>(t.data) + static_cast<size_t>(i) * m.nbytes();
-      kernels::pack_matrix(m, buf.data(), pool_);
-      write_at(at + static_cast<uint64_t>(i) * buf.size(), buf.data(), buf.size());
+  // Rows go out chunk_bytes_ at a time (a whole number of panel groups), so a
+  // large matrix (an output head of 1.85 GB) never has more than one chunk of
+  // its mapped pages or of its packed copy in memory.
+  const int64_t cols = t.cols(), rows = t.shape.size() >= 2 ? t.shape[t.shape.size() - 2] : t.rows();
+  const auto row_size = static_cast<int64_t>(t.row_nbytes());
+  const int64_t chunk =
+      std::max<int64_t>(kPanelRows, chunk_bytes_ / std::max<int64_t>(row_size, 1) / kPanelRows * kPanelRows);
+  const auto* src = static_cast<const uint8_t*>(t.data);
+  std::vector<uint8_t> buf;
+  for (int64_t m = 0; rows > 0 && m < t.rows() / rows; ++m) {  // each {rows, cols} matrix of a stack
+    const uint64_t matrix_at = at + static_cast<uint64_t>(m) * static_cast<uint64_t>(
+                                         cur_.packed ? panel_matrix_bytes(t.dtype, rows, cols) : rows * row_size);
+    for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
+      const int64_t n = std::min(chunk, rows - r0);
+      const uint8_t* p = src + static_cast<size_t>((m * rows + r0) * row_size);
+      if (cur_.packed) {
+        buf.resize(static_cast<size_t>(panel_matrix_bytes(t.dtype, n, cols)));
+        kernels::pack_matrix(TensorView{t.dtype, {n, cols}, p}, buf.data(), pool_);
+        write_at(matrix_at + static_cast<uint64_t>(r0 / kPanelRows * panel_group_bytes(t.dtype, cols)), buf.data(),
+                 buf.size());
+      } else {
+        write_at(matrix_at + static_cast<uint64_t>(r0 * row_size), p, static_cast<size_t>(n * row_size));
+      }
+      if (release_mapped) release_mapped_range(p, static_cast<size_t>(n * row_size));
     }
-  } else {
-    write_at(at, t.data, t.nbytes());
   }
   if (++cur_.next_part < d.parts) return;
   ++(cur_.packed ? report_.packed : report_.rows);

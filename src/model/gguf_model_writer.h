@@ -8,8 +8,9 @@
 // Use: add the metadata through metadata(), declare every tensor (its name
 // and rank fix the header's size), then give each tensor's bytes in
 // declaration order. A tensor's type and shape are those of the bytes given,
-// so a converter may learn them as it goes. Each tensor is written as it arrives (the writer holds one
-// packed matrix at a time); the header is written last. The file is written
+// so a converter may learn them as it goes. Each tensor is written as it
+// arrives (the writer holds one chunk of packed rows at a time); the header
+// is written last. The file is written
 // under "<out_path>.tmp" and renamed by finish(): a conversion that fails
 // never leaves a file that looks complete.
 #pragma once
@@ -29,7 +30,10 @@ class GgufModelWriter {
   // `level`: pack for this ISA level (the file then records it and
   // kPanelLayoutVersion); nullopt: every tensor as rows, a file any GGUF
   // reader takes.
-  GgufModelWriter(std::string out_path, std::optional<IsaLevel> level, ThreadPool* pool);
+  // `chunk_bytes`: source rows written (and packed) at a time, rounded down to
+  // whole panel groups (at least one).
+  GgufModelWriter(std::string out_path, std::optional<IsaLevel> level, ThreadPool* pool,
+                  int64_t chunk_bytes = int64_t{64} << 20);
   ~GgufModelWriter();  // removes the temporary file unless finish() succeeded
   GgufModelWriter(const GgufModelWriter&) = delete;
   GgufModelWriter& operator=(const GgufModelWriter&) = delete;
@@ -46,9 +50,12 @@ class GgufModelWriter {
   // The bytes of tensor `index` (all of it, a stack too, in Rows layout), or
   // of matrix `part` of a stack declared with parts > 1 ({rows, cols}).
   // Tensors and parts come in order, the parts of a stack all of one type and
-  // shape. Throws db::Error naming the tensor when the rank, order, type or
+  // shape. They are written (and packed) chunk_bytes of rows at a time;
+  // `release_mapped`: t lies in a read-only file mapping, whose pages are
+  // handed back as each chunk is written (io/mapped_range.h; never for heap
+  // memory). Throws db::Error naming the tensor when the rank, order, type or
   // shape is not the declared or first one, or naming the file when writing fails.
-  void write(size_t index, const TensorView& t, int64_t part = 0);
+  void write(size_t index, const TensorView& t, int64_t part = 0, bool release_mapped = false);
 
   struct Report {
     int64_t packed = 0;  // tensors stored pre-packed (a stack counts once)
@@ -78,6 +85,7 @@ class GgufModelWriter {
   std::string path_, tmp_path_;
   std::optional<IsaLevel> level_;
   ThreadPool* pool_;
+  int64_t chunk_bytes_;
   GGUFWriter w_;
   std::vector<Declared> declared_;
   Current cur_;

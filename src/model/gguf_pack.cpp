@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "io/gguf.h"
-#include "io/mapped_range.h"
 #include "model/gguf_model_writer.h"
 #include "util/error.h"
 
@@ -57,11 +56,8 @@ GgufPackReport pack_gguf(const std::string& in_path, const std::string& out_path
     out.declare("output.weight", embd->shape.size());  // the tied head, packed once here rather than at every load
     sources.push_back(embd);
   }
-  for (size_t i = 0; i < sources.size(); ++i) {
-    const TensorView t = in->tensor(sources[i]->name);
-    out.write(i, t);
-    if (sources[i] != embd) release_mapped_range(t.data, t.nbytes());
-  }
+  for (size_t i = 0; i < sources.size(); ++i)  // the embedding is read again for the tied head: kept
+    out.write(i, in->tensor(sources[i]->name), 0, /*release_mapped=*/sources[i] != embd);
   const GgufModelWriter::Report r = out.finish();
   return GgufPackReport{r.packed, r.rows, r.bytes};
 }

@@ -17,9 +17,12 @@
 #include "io/gguf.h"
 #include "io/hf_checkpoint.h"
 #include "kernels/packed_weights.h"
+#include "kernels/quantize.h"
 #include "model/checkpoint_converter.h"
 #include "model/checkpoint_gguf.h"
 #include "model/config.h"
+#include "model/gguf_model_writer.h"
+#include "model/moe_feed_forward.h"
 #include "model/model_source.h"
 #include "model_test_util.h"
 #include "quant_fixture_util.h"
@@ -248,6 +251,41 @@ TEST(CheckpointGguf, TokenizerGgufCannotHoldIsRefused) {
   }
   EXPECT_FALSE(fs::exists(out));
   EXPECT_FALSE(fs::exists(out + ".tmp"));
+}
+
+// Large matrices are written (and packed) a chunk of rows at a time: chunks of
+// one panel group give the file one pass over the whole matrix gives.
+TEST(GgufModelWriterChunks, SmallChunksWriteTheSameFile) {
+  const ScratchDir tmp("writer_chunks");
+  const int64_t rows = 100, cols = 64, experts = 3;
+  std::vector<float> x(static_cast<size_t>(experts * rows * cols));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 7919) % 1000) / 500.0f - 1.0f;
+  std::vector<uint8_t> q(static_cast<size_t>(experts * rows) * row_bytes(DType::Q8_0, cols));
+  for (int64_t r = 0; r < experts * rows; ++r)
+    kernels::quantize_row(DType::Q8_0, x.data() + r * cols, q.data() + r * row_bytes(DType::Q8_0, cols), cols);
+  const TensorView stack{DType::Q8_0, {experts, rows, cols}, q.data()};
+  auto write = [&](const std::string& name, std::optional<IsaLevel> level, int64_t chunk_bytes) {
+    GgufModelWriter w(tmp.file(name), level, nullptr, chunk_bytes);
+    w.metadata().add_string("general.architecture", "llama");
+    w.declare("blk.0.attn_q.weight", 2);
+    w.declare("blk.0.ffn_up_exps.weight", 3);
+    w.declare("blk.0.ffn_down_exps.weight", 3, experts);
+    w.write(0, TensorView{DType::Q8_0, {rows, cols}, q.data()});
+    w.write(1, stack);
+    for (int64_t e = 0; e < experts; ++e) w.write(2, expert_slice(stack, e), e);
+    w.finish();
+    std::ifstream in(tmp.file(name), std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), {});
+  };
+  const std::string rows_whole = write("a.gguf", std::nullopt, int64_t{1} << 30);
+  EXPECT_EQ(write("b.gguf", std::nullopt, 1), rows_whole);
+  const IsaLevel level = cpu_features().level;
+  const std::string packed_whole = write("c.gguf", level, int64_t{1} << 30);
+  EXPECT_EQ(write("d.gguf", level, 1), packed_whole);
+  const auto g = GGUFFile::open(tmp.file("d.gguf"));
+  const bool packs = kernels::prefers_packed(DType::Q8_0, level);
+  EXPECT_EQ(g->find_tensor("blk.0.ffn_down_exps.weight")->layout, packs ? TensorLayout::Panels16 : TensorLayout::Rows);
+  EXPECT_EQ(g->find_tensor("blk.0.ffn_down_exps.weight")->shape, (std::vector<int64_t>{experts, rows, cols}));
 }
 
 // ---- broken checkpoints: the error names the problem, no file is left ----
