@@ -28,10 +28,11 @@
 // loading them does, and leave no output file.
 //
 // Memory: one tensor at a time. A converted matrix is freed once written, a
-// stored tensor's mapped pages are handed back (io/mapped_range.h), so the
-// peak stays near the largest matrix (converted, plus its packed copy) above
-// the process's own, however many shards the checkpoint has; never the model
-// in a float type.
+// stored tensor's mapped pages are handed back as its rows are written
+// (io/mapped_range.h), and rows are packed a chunk at a time, so the peak
+// stays near the largest converted matrix plus one chunk
+// (model/gguf_model_writer.h) above the process's own, however many shards
+// the checkpoint has; never the model in a float type.
 #pragma once
 #include <cstdint>
 #include <optional>

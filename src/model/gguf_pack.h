@@ -18,8 +18,9 @@
 // packed. Other GGUF readers refuse the file: the packed tensors' type ids are
 // outside GGML's range.
 //
-// Memory: the file is written tensor by tensor (one matrix in memory at a time),
-// and the input's pages are handed back as they are read.
+// Memory: the file is written tensor by tensor, a chunk of rows at a time
+// (model/gguf_model_writer.h), and the input's pages are handed back as they
+// are written.
 #pragma once
 #include <cstdint>
 #include <string>
