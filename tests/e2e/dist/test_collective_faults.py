@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 
-TIMEOUT_S = 2.0  # --timeout of the faulty runs: the error must come within it and the grace after
+TIMEOUT_S = 1.0  # --timeout of the faulty runs: the error must come within it and the grace after
 GRACE_S = 0.5  # the survey's wait for answers at that timeout (mpi_communicator.cpp: grace_seconds)
 
 
