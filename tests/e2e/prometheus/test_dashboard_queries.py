@@ -16,6 +16,8 @@ Without /usr/bin/prometheus (or a prometheus on PATH) the test fails: scripts/se
 installs it."""
 import argparse
 import ctypes
+import datetime
+import itertools
 import json
 import math
 import os
@@ -107,6 +109,15 @@ def free_port():
         return s.getsockname()[1]
 
 
+def rfc3339_seconds(text):
+    """Seconds since the epoch of an RFC 3339 time as Prometheus writes it (nanoseconds, Z or an offset)."""
+    head, _, frac = text.partition(".")
+    digits = "".join(itertools.takewhile(str.isdigit, frac))
+    zone = frac[len(digits):] if frac else head[19:]
+    whole = datetime.datetime.fromisoformat(head[:19] + (zone.replace("Z", "+00:00") or "+00:00"))
+    return whole.timestamp() + (int(digits) / 10 ** len(digits) if digits else 0.0)
+
+
 def get_json(url, timeout=10):
     """(HTTP status, parsed JSON body or None); Prometheus answers errors (400, 422) with JSON too."""
     try:
@@ -174,6 +185,15 @@ class Prometheus:
             targets = body["data"]["activeTargets"]
             return targets and all(t["health"] == "up" for t in targets)
         self.wait("the target up in /api/v1/targets", up, timeout)
+
+    def wait_scraped_after(self, when, timeout=30):
+        """Waits until every target's last stored scrape began after `when` (seconds since the
+        epoch): what the server counted up to then is in the database."""
+        def scraped():
+            _, body = get_json(self.url + "/api/v1/targets?state=active")
+            targets = body["data"]["activeTargets"]
+            return targets and all(rfc3339_seconds(t["lastScrape"]) > when for t in targets)
+        self.wait(f"a scrape after {when:.3f}", scraped, timeout)
 
     def query_range(self, expr, start, end):
         """(series, None) or (None, error text)."""
@@ -293,7 +313,7 @@ def test_dashboard_queries_return_data(args):
             prom.wait_target_up()
             start = time.time()
             drive_load(args.binary, base)
-            time.sleep(2.5)  # two more scrapes: the last of the load is stored
+            prom.wait_scraped_after(time.time())  # the last of the load is stored
             failures = check_queries(prom, queries, start, time.time())
         finally:
             if prom:
@@ -307,6 +327,9 @@ def test_dashboard_queries_return_data(args):
     print(f"all {len(queries)} dashboard queries returned data")
 
 
+# Run time (one of the suite's slowest, tests/README.md): LOAD_SECONDS of load, so that
+# rate() over the dashboard's windows has several 1-second scrapes to work on, plus the
+# model written, the server and Prometheus started, and every query run.
 def main():
     args = parse_args()
     # SIGTERM (ctest's timeout) ends the test through the finally blocks that stop the servers.

@@ -44,11 +44,12 @@ def scrape(base):
         return r.read().decode()
 
 
-def run_server(extra):
+def run_server(extra, bursts):
     proc, base = server_fixture.start_server(ARGS.binary, ARGS.source_dir, COMMON + extra, merge_stderr=True)
     try:
-        texts = burst(base)
-        texts += burst(base)  # a second burst meets the settings the first one led to
+        texts = []
+        for _ in range(bursts):  # a second burst meets the settings the first one led to
+            texts += burst(base)
         metrics = scrape(base)
     finally:
         rc = server_fixture.stop_server(proc)
@@ -57,7 +58,7 @@ def run_server(extra):
 
 
 def test_controller_shrinks_and_outputs_stay_identical():
-    on_texts, metrics, log = run_server(["--sla-tpot-p99", "0.015", "--sla-window", "0.3"])
+    on_texts, metrics, log = run_server(["--sla-tpot-p99", "0.015", "--sla-window", "0.3"], bursts=2)
     shrinks = metric_value(metrics, "deepbatch:sla_decisions_total", {"action": "shrink"})
     budget = metric_value(metrics, "deepbatch:sla_step_token_budget")
     print(f"  shrinks {shrinks}, budget {budget}, running cap {metric_value(metrics, 'deepbatch:sla_running_cap')}")
@@ -72,10 +73,14 @@ def test_controller_shrinks_and_outputs_stay_identical():
     rate = metric_value(metrics, "deepbatch:roofline_decode_read_bytes_per_second")
     check(rate and rate > 0, f"decode read rate {rate}")
 
-    off_texts, off_metrics, _ = run_server([])
+    # Off, the settings never change, so one burst gives the texts both bursts with the
+    # controller on must give.
+    off_texts, off_metrics, _ = run_server([], bursts=1)
     check(metric_value(off_metrics, "deepbatch:sla_controller_enabled") == 0, "controller off by default")
     check(metric_value(off_metrics, "deepbatch:sla_step_token_budget") is None, "no settings exported while off")
-    for i, (a, b) in enumerate(zip(on_texts, off_texts)):
+    check(len(on_texts) == 2 * len(off_texts) == 2 * len(PROMPTS), f"{len(on_texts)} and {len(off_texts)} answers")
+    for i, a in enumerate(on_texts):
+        b = off_texts[i % len(PROMPTS)]
         check(a == b, f"request {i % len(PROMPTS)} differs with the controller on:\n{a!r}\nvs\n{b!r}")
 
 
