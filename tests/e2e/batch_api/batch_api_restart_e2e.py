@@ -12,6 +12,8 @@ REQUESTS = 100
 IDS = [f"r{i:03d}" for i in range(REQUESTS)]
 
 
+# Run time (one of the suite's slowest, tests/README.md): two batches of 100 requests run
+# to completion, each across a stop and a restart of the server.
 def main():
     with u.Session("batch_api_restart") as s:
         client = s.start()

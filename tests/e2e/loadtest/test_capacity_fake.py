@@ -135,6 +135,9 @@ def test_plot_is_checked_before_the_run(base):
         check(not os.path.exists(out), "a plot was written")
 
 
+# Run time (one of the suite's slowest, tests/README.md): mostly the fake server's own
+# sleeps, TTFT = A x rate in real time for 100 requests per step of the search; the
+# boundary can only be checked against the clock it is defined by.
 def main():
     global ARGS
     ARGS = parse_args()

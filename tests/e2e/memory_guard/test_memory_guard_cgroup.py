@@ -24,6 +24,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "common"))
 from cgroup_util import ChildMemoryCgroup, skip_unless_cgroups  # noqa: E402
 from e2e_main import check, parse_args, run_tests  # noqa: E402
 
+# Run time (one of the suite's slowest, and alone: tests/e2e/memory_guard/CMakeLists.txt):
+# the batch's prompts must need more KV memory than the limit (checked below), i.e.
+# about 48,000 prompt tokens to prefill on 2 threads.
 MiB = 2**20
 LIMIT = 448 * MiB        # the child cgroup's memory limit
 KV_CACHE_MEMORY = "2G"   # the KV pool: far more than the limit allows to be resident

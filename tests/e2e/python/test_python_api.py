@@ -30,6 +30,9 @@ PROMPTS = [
 QUESTION = [{"role": "user", "content": "Name two planets of the solar system."}]
 
 
+# Run time (one of the suite's slowest, tests/README.md): one engine for the module; a few
+# tests need their own (int8 KV, deletion, quantized checkpoints) or `deepbatch run`'s
+# answers to compare with.
 @pytest.fixture(scope="module")
 def llm():
     assert os.path.exists(MODEL), f"{MODEL} is missing: run scripts/setup.sh"

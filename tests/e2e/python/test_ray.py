@@ -25,6 +25,9 @@ ENGINE = {"kv_cache_memory": 64 << 20}
 TOPICS = ["copper", "rain", "a lighthouse", "prime numbers", "bread", "the moon", "rivers", "chess", "owls", "glass"]
 
 
+# Run time (one of the suite's slowest, tests/README.md): a real local Ray cluster, started
+# once for the module, with an engine per actor on one thread; the 200-request reference
+# run and the actor killed mid-run are what the module checks.
 @pytest.fixture(scope="module")
 def cluster():
     c = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})

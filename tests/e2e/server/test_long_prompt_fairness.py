@@ -147,6 +147,10 @@ def test_short_requests_are_not_held_up_by_a_long_prompt(base):
               f"greedy text differs beside the long prompt: {o['text']!r} vs alone {alone['text']!r}")
 
 
+# Run time (one of the suite's slowest, tests/README.md): the 8,000-token prefill is the
+# obstacle the short requests must get past, so the test lasts as long as that prefill
+# (about a minute on 2 cores, more on a busy machine); a shorter prompt would leave too
+# few short requests deep in the prefill, where pricing by tokens alone failed.
 def main():
     return run_tests_on_server(parse_args(), ["-t", "2", "--max-num-seqs", "8", "--kv-cache-memory", "512M",
                                               "--max-num-batched-tokens", "2048",

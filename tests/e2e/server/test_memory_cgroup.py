@@ -23,6 +23,10 @@ from cgroup_util import ChildMemoryCgroup, skip_unless_cgroups  # noqa: E402
 from e2e_main import check, metric_value, parse_args, run_tests  # noqa: E402
 from server_fixture import start_server, stop_server  # noqa: E402
 
+# Run time (one of the suite's slowest, tests/README.md): the stress part serves every
+# request it admits (the running ones and MAX_QUEUED more) in full, ~1,500 prompt tokens
+# and MAX_TOKENS out each, so that the KV pool, the queue and the answers being written
+# are at their largest at once inside the limit; that pressure is what it checks.
 MiB = 2**20
 KV_FRACTION = 0.25      # EngineConfig::kv_cache_fraction, the share of available memory
 CALIBRATION_KV = 64 * MiB

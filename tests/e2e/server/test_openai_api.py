@@ -267,6 +267,8 @@ def test_health_and_metrics_open(client, base):
 ARGS = None
 
 
+# Run time (one of the suite's slowest, tests/README.md): one server; the time is the
+# many short generations that cover each endpoint and option through the official client.
 def main():
     global ARGS
     ARGS = parse_args()

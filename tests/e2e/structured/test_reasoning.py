@@ -116,6 +116,9 @@ def test_a_thinking_model(args):
                   f"{parser}: the answer follows the schema: {constrained}")
 
 
+# Run time (one of the suite's slowest, tests/README.md): four servers, as the parser
+# choice (deepseek_r1, auto, none) is a server flag and the thinking model another file,
+# and the random-weight model written first; each server serves a few short requests.
 def main():
     args = parse_args()
     proc, base = server_fixture.start_server(args.binary, args.source_dir,

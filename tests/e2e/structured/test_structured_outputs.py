@@ -150,6 +150,8 @@ def test_openai_parse_with_pydantic(client, base):
     print(f"  parsed: {parsed!r}")
 
 
+# Run time (one of the suite's slowest, tests/README.md): every schema of the corpus is
+# answered greedy and sampled (n = 2), up to 200 tokens each, on one server.
 def main():
     global ARGS
     args = ARGS = parse_args()

@@ -64,6 +64,11 @@ std::vector<BatchEntry> batch_requests(const std::vector<EngineRequest>& base) {
   return batch;
 }
 
+// Run time (these are among the suite's slowest, tests/README.md): each test decodes the
+// 12 prompts alone and the 64-request batch under every case of expect_batch_invariance
+// (3 at block size 16, 2 at 64), with the small pools and budgets that force preemption
+// and chunking; with a draft model every token also costs the draft's forward passes.
+// 64 is the batch size the guarantee is stated for.
 class EngineBatchInvariance : public ::testing::TestWithParam<int> {};
 
 // Per block size: the base requests alone once, then the batch under each case.
