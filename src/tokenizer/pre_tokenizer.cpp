@@ -97,13 +97,36 @@ void PreTokenizer::add_byte_level(bool add_prefix_space, bool use_regex) {
   steps_.push_back(std::move(s));
 }
 
+namespace {
+
+// `pattern` with its literal control characters written as regex escapes
+// (a literal line feed as \n), which match the same: tokenizer.json files hold
+// the one spelling, the presets the other.
+std::string escaped_controls(const std::string& pattern) {
+  std::string out;
+  bool escaping = false;  // the previous character is a backslash that escapes this one
+  for (const char c : pattern) {
+    const char* name = c == '\n' ? "n" : c == '\r' ? "r" : c == '\t' ? "t" : c == '\f' ? "f" : c == '\v' ? "v" : nullptr;
+    if (name != nullptr) {
+      out += escaping ? name : std::string("\\") + name;
+      escaping = false;
+      continue;
+    }
+    out += c;
+    escaping = c == '\\' && !escaping;
+  }
+  return out;
+}
+
+}  // namespace
+
 bool PreTokenizer::same_steps(const PreTokenizer& other) const {
   if (steps_.size() != other.steps_.size()) return false;
   for (size_t i = 0; i < steps_.size(); ++i) {
     const Step &a = steps_[i], &b = other.steps_[i];
     if (a.kind != b.kind || a.behavior != b.behavior || a.invert != b.invert || a.literal != b.literal ||
         a.add_prefix_space != b.add_prefix_space || (a.regex == nullptr) != (b.regex == nullptr) ||
-        (a.regex && a.regex->pattern() != b.regex->pattern()))
+        (a.regex && escaped_controls(a.regex->pattern()) != escaped_controls(b.regex->pattern())))
       return false;
   }
   return true;

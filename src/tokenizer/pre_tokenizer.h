@@ -43,7 +43,8 @@ class PreTokenizer {
 
   bool empty() const { return steps_.empty(); }
   // True if both split every text alike because their steps are the same
-  // (patterns compared as text).
+  // (patterns compared as text, a literal control character and its escape,
+  // such as a line feed and \n, taken as the same).
   bool same_steps(const PreTokenizer& other) const;
   bool ends_with_byte_level() const;
   size_t num_steps() const { return steps_.size(); }
