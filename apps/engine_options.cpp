@@ -32,6 +32,18 @@ void add_engine_options(CLI::App& app, EngineOptions& o, bool with_max_num_seqs)
       ->transform(CLI::AsSizeValue(false));
   app.add_flag("--enable-prefix-caching,!--no-enable-prefix-caching", o.enable_prefix_caching,
                "Reuse the KV cache of identical prompt prefixes (default on)");
+  app.add_option("--admission", o.admission,
+                 "How requests are admitted when the KV cache is short: reserve (only when the prompt and the "
+                 "next --decode-headroom outputs fit beside what the running requests still need, so a pool "
+                 "that holds a few requests runs a few at a time instead of preempting them in turn) or "
+                 "first-chunk (as soon as the first prompt chunk fits, as vLLM does)")
+      ->check(CLI::IsMember({"reserve", "first-chunk"}))
+      ->capture_default_str();
+  app.add_option("--decode-headroom", o.decode_headroom,
+                 "--admission reserve: output tokens each request reserves KV blocks for ahead of the ones it "
+                 "holds (all its remaining ones when fewer)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--kv-watermarks", o.kv_watermarks,
                  "Per priority class P0,P1,P2: the share of the KV pool that admitting or growing a sequence of "
                  "that class must leave free for more urgent ones")
@@ -142,6 +154,8 @@ EngineConfig make_engine_config(const ModelOptions& model, const EngineOptions& 
   c.kv_dtype = parse_kv_dtype(model.kv_dtype);
   c.kv_cache_memory = engine.kv_cache_memory;
   c.enable_prefix_caching = engine.enable_prefix_caching;
+  c.admission = engine.admission == "first-chunk" ? AdmissionPolicy::FirstChunk : AdmissionPolicy::Reserve;
+  c.decode_headroom = engine.decode_headroom;
   c.kv_watermarks = parse_per_class("--kv-watermarks", engine.kv_watermarks);
   c.max_queue_wait = parse_per_class("--max-queue-wait", engine.max_queue_wait);
   c.reject_on_queue_timeout = engine.queue_timeout_action == "reject";

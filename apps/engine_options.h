@@ -19,6 +19,8 @@ struct EngineOptions {
   std::string prefill_cost = "fitted";                                 // fitted | shape | tokens
   int64_t kv_cache_memory = 0;                                         // bytes; 0 = a share of available memory
   bool enable_prefix_caching = true;                                   // reuse KV of identical prompt prefixes
+  std::string admission = "reserve";                                   // reserve | first-chunk
+  int decode_headroom = EngineConfig{}.decode_headroom;                // reserve: outputs reserved per sequence
   std::string kv_watermarks = "0,0.05,0.1";                            // per class: pool share kept free
   std::string max_queue_wait = "0,0,0";                                // per class: seconds (0 = no limit)
   std::string queue_timeout_action = "promote";                        // promote | reject

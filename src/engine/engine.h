@@ -29,6 +29,7 @@
 #include "kvcache/block_pool.h"
 #include "memory/memory_guard.h"
 #include "model/router_stats.h"
+#include "sched/scheduler_config.h"
 #include "sched/sla_controller.h"
 #include "spec/spec_decode_stats.h"
 #include "spec/speculative_config.h"
@@ -59,6 +60,13 @@ struct EngineConfig {
   int64_t kv_cache_memory = 0;           // bytes for the KV cache (0 = kv_cache_fraction of available memory)
   double kv_cache_fraction = 0.25;       // share of available memory used when kv_cache_memory is 0
   bool enable_prefix_caching = true;     // reuse cached full blocks of identical prompt prefixes
+  // How requests are admitted when KV blocks are short (sched/scheduler.h,
+  // "Admission"): Reserve admits a request only when its prompt and its next
+  // decode_headroom outputs fit beside what the running sequences still need for
+  // theirs, so a pool that holds a few sequences runs a few at a time to the end;
+  // FirstChunk admits on the first chunk's blocks (vLLM's rule).
+  AdmissionPolicy admission = AdmissionPolicy::Reserve;
+  int decode_headroom = 512;             // Reserve: outputs reserved per sequence ahead of its tokens (>= 1)
   // Per priority class c: the share of the KV pool that admitting or growing a
   // class-c sequence must leave free (kept for more urgent classes); non-decreasing.
   std::array<double, 3> kv_watermarks{0.0, 0.05, 0.10};
@@ -91,6 +99,7 @@ struct EngineStats {
   int64_t cached_prompt_tokens = 0;           // prompt tokens served by the prefix cache
   int64_t generated_tokens = 0;               // tokens sampled
   int64_t preemptions = 0;                    // requests preempted (recompute)
+  int64_t finished_sequences = 0;             // sequences ended, whatever the reason (a request of n samples: n)
   int64_t steps = 0;                          // model steps
   double kv_usage = 0;                        // fraction of KV blocks in use
   int64_t num_blocks = 0, free_blocks = 0;    // KV pool size (null block included) and free blocks

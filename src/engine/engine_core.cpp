@@ -31,6 +31,7 @@ void check_config(const EngineConfig& c) {
     throw Error("kv_cache_fraction: must be in (0, 1], got " + std::to_string(c.kv_cache_fraction));
   if (c.threads < 0) throw Error("threads: must not be negative, got " + std::to_string(c.threads));
   if (c.interactive_step_tokens < 0) throw Error("interactive_step_tokens: must not be negative");
+  if (c.decode_headroom < 1) throw Error("decode_headroom: must be at least 1, got " + std::to_string(c.decode_headroom));
   for (size_t k = 0; k < 3; ++k) {
     const double w = c.kv_watermarks[k];
     if (!(w >= 0 && w < 1)) throw Error("kv_watermarks: each must be in [0, 1), got " + std::to_string(w));
@@ -108,6 +109,8 @@ EngineCore::EngineCore(Model& model, const Tokenizer& tokenizer, const EngineCon
   sc.num_blocks = engine_num_kv_blocks(model, cfg, draft_kv ? draft_kv->bytes_per_token() : 0);
   const int32_t num_blocks = sc.num_blocks;
   sc.enable_prefix_caching = cfg.enable_prefix_caching;
+  sc.admission = cfg.admission;
+  sc.decode_headroom_tokens = cfg.decode_headroom;
   sc.max_model_len = mc.max_context;
   sc.eos_token_ids = tokenizer.eos_ids();
   sc.kv_watermarks = cfg.kv_watermarks;
@@ -311,6 +314,7 @@ void EngineCore::read_stats(EngineStats& s, bool scan_pool) const {
   s.cached_prompt_tokens = c.cached_prompt_tokens;
   s.generated_tokens = c.generated_tokens;
   s.preemptions = c.preemptions;
+  s.finished_sequences = c.finished;
   s.steps = c.steps;
   s.kv_usage = kv.usage();
   s.num_blocks = kv.pool().num_blocks();

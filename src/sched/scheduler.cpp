@@ -33,6 +33,7 @@ Scheduler::Scheduler(SchedulerConfig cfg)
   DB_CHECK(cfg_.long_prefill_threshold >= 0, "long_prefill_threshold must not be negative");
   DB_CHECK(cfg_.shared_prefill_threshold >= 0, "shared_prefill_threshold must not be negative");
   DB_CHECK(cfg_.prefill_cost.attention_per_position >= 0, "the prefill cost per position must not be negative");
+  DB_CHECK(cfg_.decode_headroom_tokens >= 1, "decode_headroom_tokens must be at least 1");
   limits_ = resolve_chunk_limits(cfg_.long_prefill_threshold, cfg_.shared_prefill_threshold, cfg_.block_size);
   step_tokens_ = cfg_.max_num_batched_tokens;
   for (size_t c = 0; c < cfg_.kv_watermarks.size(); ++c) {
@@ -92,11 +93,12 @@ void Scheduler::make_room_for_urgent(SchedulerOutput& out) {
   if (waiting_.empty()) return;
   const Request& w = *waiting_.front();
   const int32_t first_chunk = chunk_tokens(w.num_tokens(), step_tokens_, limits_.long_threshold);
-  const int32_t blocks = (first_chunk + cfg_.block_size - 1) / cfg_.block_size;
+  const int64_t blocks = reserving() ? committed_blocks(w) : (first_chunk + cfg_.block_size - 1) / cfg_.block_size;
   while (!running_.empty()) {
-    const bool fits =
-        fits_slots(w.num_samples) && kv_.num_allocatable_blocks(runs_alone(w)) >= blocks + reserve_for(w);
-    const size_t victim = choose_preemption_victim(running_);
+    const int64_t others = reserving() ? outstanding_blocks() : 0;
+    const bool fits = fits_slots(w.num_samples) &&
+                      kv_.num_allocatable_blocks(runs_alone(w)) >= blocks + others + reserve_for(w);
+    const size_t victim = choose_victim(cfg_.admission, running_);
     if (fits || !may_preempt_for_admission(w, *running_[victim])) return;
     preempt(victim, out);
   }
@@ -104,7 +106,36 @@ void Scheduler::make_room_for_urgent(SchedulerOutput& out) {
 
 void Scheduler::enforce_running_cap(SchedulerOutput& out) {
   const int32_t cap = mem_.max_running > 0 ? std::min(mem_.max_running, cfg_.max_num_seqs) : cfg_.max_num_seqs;
-  while (running_.size() > 1 && num_running_seqs() > cap) preempt(choose_preemption_victim(running_), out);
+  while (running_.size() > 1 && num_running_seqs() > cap) preempt(choose_victim(cfg_.admission, running_), out);
+}
+
+int64_t Scheduler::committed_blocks(const Request& r) const {
+  // A sequence holds KV for every token but its newest sampled one, so k more
+  // outputs need k - 1 more positions past num_tokens(); it stops at max_model_len tokens.
+  const int64_t remaining = std::max(1, r.max_tokens - r.num_output_tokens());
+  int64_t kv = r.num_tokens() + std::min<int64_t>(remaining, cfg_.decode_headroom_tokens) - 1;
+  if (cfg_.max_model_len > 0) kv = std::max<int64_t>(r.num_tokens(), std::min<int64_t>(kv, cfg_.max_model_len - 1));
+  const int64_t bs = cfg_.block_size;
+  const int64_t blocks = (kv + bs - 1) / bs;
+  // An unforked parent of n samples: each fork shares the prompt's full blocks and
+  // writes its own tail (the partial prompt block copied on write).
+  return blocks + int64_t{r.num_samples - 1} * (blocks - r.num_prompt_tokens / bs);
+}
+
+int64_t Scheduler::lacking_blocks(const Request& r) const {
+  return std::max<int64_t>(0, committed_blocks(r) - static_cast<int64_t>(kv_.block_table(r.id).size()));
+}
+
+int64_t Scheduler::outstanding_blocks() const {
+  int64_t n = 0;
+  for (const Request* r : running_) n += lacking_blocks(*r);
+  return n;
+}
+
+int64_t Scheduler::admission_blocks(const Request& w, const ComputedBlocks& hit) const {
+  int64_t shared = 0;  // hit blocks other sequences hold: adopting them takes nothing from the free ones
+  for (int32_t b : hit.block_ids) shared += kv_.pool().block(b).ref_cnt > 0;
+  return committed_blocks(w) - shared;
 }
 
 int32_t Scheduler::max_running() const {
@@ -267,6 +298,8 @@ bool Scheduler::schedule_running(SchedulerOutput& out, StepBudget& budget) {
       ++i;
       continue;
     }
+    const StepBudget budget_before = budget;
+    const int32_t interactive_before = interactive_left_;
     if (r.priority > 0 && interactive) interactive_left_ -= n;
     budget.take(uncomputed, r.num_computed_tokens, n);
     std::vector<int32_t> drafts = std::move(r.draft_tokens);
@@ -286,7 +319,11 @@ bool Scheduler::schedule_running(SchedulerOutput& out, StepBudget& budget) {
       drafts.clear();
     }
     if (!alloc) alloc = allocate_or_preempt(r, n, i, out);
-    if (!alloc) break;  // r preempted itself: it was the last running sequence
+    if (!alloc) {  // r preempted itself; running_[i] is now the sequence after it, which gets r's tokens
+      budget = budget_before;
+      interactive_left_ = interactive_before;
+      continue;
+    }
     const auto k = static_cast<int32_t>(drafts.size());
     record(r, n + k, std::move(*alloc), out, false, 0, std::move(drafts));
     ++i;
@@ -301,6 +338,10 @@ std::optional<AllocResult> Scheduler::allocate_drafts(Request& r, int32_t n, int
   slots.num_new_tokens = n;
   slots.num_lookahead_tokens = drafts;
   slots.reserve_blocks = reserve_for(r);
+  // Unverified drafts never take blocks the other running sequences are admitted against.
+  if (reserving())
+    slots.reserve_blocks += static_cast<int32_t>(std::min<int64_t>(outstanding_blocks() - lacking_blocks(r),
+                                                                   kv_.pool().num_blocks()));
   slots.exempt = runs_alone(r);
   return kv_.allocate_slots(r.id, slots);
 }
@@ -316,7 +357,11 @@ std::optional<AllocResult> Scheduler::allocate_or_preempt(Request& r, int32_t n,
     slots.exempt = runs_alone(r);  // preempting others may leave r alone
     std::optional<AllocResult> alloc = kv_.allocate_slots(r.id, slots);
     if (alloc) return alloc;
-    const size_t victim = choose_preemption_victim(running_);
+    // Reserve chooses among the sequences this step has not scheduled yet (r
+    // included); FirstChunk's victim, the one that runs last, always is one of them.
+    const std::span<Request* const> unscheduled(running_.data() + index, running_.size() - index);
+    const size_t victim = reserving() ? index + choose_least_recompute_victim(unscheduled)
+                                      : choose_preemption_victim(running_);
     DB_CHECK(victim >= index, "the preemption victim was already scheduled in this step");
     const bool self = running_[victim] == &r;
     preempt(victim, out);
@@ -340,6 +385,7 @@ void Scheduler::preempt(size_t running_index, SchedulerOutput& out) {
 
 void Scheduler::schedule_waiting(SchedulerOutput& out, StepBudget& budget) {
   budget.drop_reservation();  // admission is FIFO: the reserved short prompts come first
+  int64_t outstanding = reserving() ? outstanding_blocks() : 0;
   while (!waiting_.empty() && budget.left() > 0) {
     Request& r = *waiting_.front();
     if (!fits_slots(r.num_samples)) break;
@@ -358,6 +404,9 @@ void Scheduler::schedule_waiting(SchedulerOutput& out, StepBudget& budget) {
     slots.prefix_hit = &hit;
     slots.reserve_blocks = reserve_for(r);
     slots.exempt = runs_alone(r);
+    if (reserving() && !runs_alone(r) &&
+        kv_.num_allocatable_blocks() < admission_blocks(r, hit) + outstanding + slots.reserve_blocks)
+      break;  // its reservation does not fit beside the running sequences' (a lone one is exempt)
     std::optional<AllocResult> alloc = kv_.allocate_slots(r.id, slots);
     if (!alloc) break;
     waiting_.pop_front();
@@ -368,6 +417,7 @@ void Scheduler::schedule_waiting(SchedulerOutput& out, StepBudget& budget) {
     r.status = RequestStatus::Running;
     insert_running(&r);
     record(r, n, std::move(*alloc), out, first, hit.num_computed_tokens);
+    if (reserving()) outstanding += lacking_blocks(r);
     budget.take(uncomputed, hit.num_computed_tokens, n);
     if (r.priority > 0 && interactive_left_ != std::numeric_limits<int32_t>::max()) interactive_left_ -= n;
   }
@@ -533,6 +583,7 @@ void Scheduler::finish(Request& r, RequestStatus status) {
   }
   kv_.free(r.id);
   r.status = status;
+  ++counters_.finished;
   if (r.runner_knows) finished_since_step_.push_back(r.id);
   if (r.deadline > 0) --deadline_requests_;
   requests_.erase(r.id);

@@ -2,10 +2,26 @@
 // blocks, and folds the sampled tokens back in. It owns the requests, the
 // waiting queue and the KV cache manager; it never touches tensors.
 //
+// Admission (SchedulerConfig::admission):
+//   Reserve (the default): a sequence's reservation is the blocks it will hold once
+//   it has computed its tokens and min(its remaining outputs, decode_headroom_tokens)
+//   more (each fork's tail for an unforked parent of n samples). A waiting request is
+//   admitted only when the allocatable blocks cover its reservation (less the prefix
+//   hits other sequences hold) plus what every running sequence's reservation still
+//   lacks. Running sequences therefore grow into blocks nobody else was admitted
+//   against; they preempt only when outputs outrun the headroom. The victim is, in the
+//   least urgent class, the sequence with the fewest computed tokens among those the
+//   step has not scheduled yet (preemption_policy.h). A preempted sequence returns
+//   only when its whole reservation (prompt, outputs so far, headroom) fits again,
+//   which takes blocks that only a finishing sequence gives back, so sequences do not
+//   evict one another in turn.
+//   FirstChunk: a waiting request is admitted when its first chunk's blocks are free;
+//   the victim is the running sequence that runs last.
+//
 // schedule():
-//   0. when the next waiting request does not fit (sequence slots or blocks for
-//      its first chunk, prefix hits not counted) and the running sequence that
-//      runs last belongs to a less urgent class, that one is preempted, until
+//   0. when the next waiting request does not fit (sequence slots, and blocks for
+//      its first chunk or, under Reserve, its reservation; prefix hits not counted)
+//      and the victim belongs to a less urgent class, that one is preempted, until
 //      the request fits or no less urgent sequence runs.
 //   The step budget is split by budget_split.h: short work (decodes, prompt
 //   tails, and the short prompts at the front of the waiting queue) is
@@ -16,14 +32,14 @@
 //   1. running sequences, in service order (request_order.h): each computes a
 //      chunk of its missing tokens (one for a decode) within the step budget;
 //      a long prompt whose chunk the short work leaves no room for skips the step.
-//      When its blocks cannot grow, the running sequence that runs last is
+//      When its blocks cannot grow, the victim (see Admission) is
 //      preempted by recompute (blocks freed, num_computed_tokens = 0, output
 //      kept, back to the FRONT of its class in the waiting queue) until the
 //      allocation fits or the sequence preempted itself.
 //   2. unless step 1 preempted, waiting sequences in admission order
 //      (waiting_queue.h): prefix-cache lookup, then allocation of their first
-//      chunk; admission stops at the first one that does not fit (blocks,
-//      sequence slots or budget).
+//      chunk (after the Reserve check); admission stops at the first one that
+//      does not fit (reservation, blocks, sequence slots or budget).
 //   A sequence whose chunk reaches its last known token samples in that step.
 //
 // Classes under pressure (all optional, see SchedulerConfig):
@@ -116,6 +132,7 @@ struct SchedulerCounters {
   int64_t cached_prompt_tokens = 0;    // prompt tokens adopted from the prefix cache at admissions
   int64_t generated_tokens = 0;        // tokens appended by update()
   int64_t preemptions = 0;             // sequences preempted
+  int64_t finished = 0;                // sequences ended, whatever the reason
   int64_t timeouts = 0;                // requests ended by their deadline
   int64_t queue_timeouts = 0;          // requests ended for waiting past their class's limit
   int64_t promotions = 0;              // requests promoted for waiting past their class's limit
@@ -187,6 +204,14 @@ class Scheduler {
 
  private:
   void make_room_for_urgent(SchedulerOutput& out);
+  bool reserving() const { return cfg_.admission == AdmissionPolicy::Reserve; }
+  // Reserve (see Admission): r's reservation in blocks.
+  int64_t committed_blocks(const Request& r) const;
+  // What r's reservation lacks beyond the blocks r holds, and the sum over the running sequences.
+  int64_t lacking_blocks(const Request& r) const;
+  int64_t outstanding_blocks() const;
+  // The blocks admitting w with prefix hit `hit` takes from the allocatable ones, at most.
+  int64_t admission_blocks(const Request& w, const ComputedBlocks& hit) const;
   // Preempts the sequences that run last until the running ones fit the memory guard's cap.
   void enforce_running_cap(SchedulerOutput& out);
   // Running sequences allowed now: the configured maximum, lowered by the memory

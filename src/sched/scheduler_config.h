@@ -8,6 +8,18 @@
 
 namespace db {
 
+// How waiting requests are admitted when KV blocks are short (scheduler.h, "Admission").
+enum class AdmissionPolicy {
+  // A request is admitted only when the pool holds its whole prompt and its next
+  // decode_headroom_tokens outputs beside what every running sequence still needs for
+  // its own; under pressure the sequence that loses the least computed work yields.
+  Reserve,
+  // A request is admitted as soon as its first chunk's blocks are free (vLLM's rule);
+  // running sequences that then cannot grow preempt the one that runs last. Under a
+  // pool that holds a few of the running sequences, they evict one another repeatedly.
+  FirstChunk,
+};
+
 struct SchedulerConfig {
   int32_t max_num_seqs = 64;              // running sequences at most (an unforked n-sample request counts n)
   int32_t max_num_batched_tokens = 2048;  // tokens computed per step at most
@@ -22,6 +34,10 @@ struct SchedulerConfig {
   int32_t num_blocks = 0;                 // KV pool size, the null block included (>= 2)
   bool enable_prefix_caching = true;      // reuse cached full blocks of identical prefixes
   bool priority_preemption = true;        // a waiting request may preempt running ones of less urgent classes
+  AdmissionPolicy admission = AdmissionPolicy::Reserve;
+  // Reserve: the outputs a sequence's admission reserves blocks for, ahead of the
+  // tokens it holds (all of its remaining ones when fewer); >= 1.
+  int32_t decode_headroom_tokens = 512;
   int64_t max_model_len = 0;              // context length: a sequence stops when it holds this many tokens
   std::vector<int32_t> eos_token_ids;     // end-of-generation tokens (unless a request ignores EOS)
   // Per class c: the share of the usable pool that admitting or growing a class-c

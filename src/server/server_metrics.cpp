@@ -84,6 +84,12 @@ ServerMetrics::ServerMetrics(std::string model_name, MetricNaming naming, double
       waiting_(
           reg_.gauge(names("deepbatch:num_requests_waiting"),
                      "Sequences waiting to be scheduled.", kModelLabel).labels({model_})),
+      preemptions_per_finished_(
+          reg_.gauge(names("deepbatch:preemptions_per_finished_request"),
+                     "Preemptions so far over sequences finished so far (a request of n samples counts n); "
+                     "0 before any finishes. Above 1, the KV cache is thrashing.",
+                     kModelLabel)
+              .labels({model_})),
       running_by_priority_(reg_.gauge(names("deepbatch:num_requests_running_by_priority"),
                                       "Sequences running, by priority class (0 interactive, 1 normal, 2 background).",
                                       {"model_name", "priority"})),
@@ -181,6 +187,9 @@ std::string ServerMetrics::render(const EngineStats& s) {
   promotions_.raise_to(static_cast<double>(s.promotions));
   running_.set(static_cast<double>(s.running));
   waiting_.set(static_cast<double>(s.waiting));
+  preemptions_per_finished_.set(s.finished_sequences > 0 ? static_cast<double>(s.preemptions) /
+                                                               static_cast<double>(s.finished_sequences)
+                                                         : 0.0);
   for (int p = 0; p < 3; ++p) {
     running_by_priority_.labels({model_, std::to_string(p)}).set(static_cast<double>(s.running_by_priority[p]));
     waiting_by_priority_.labels({model_, std::to_string(p)}).set(static_cast<double>(s.waiting_by_priority[p]));

@@ -54,7 +54,7 @@ class ServerMetrics {
   metrics::Family<metrics::Counter>& success_;
   metrics::Counter &prompt_tokens_, &generation_tokens_, &prefix_queries_, &prefix_hits_, &preemptions_;
   metrics::Counter &timeouts_, &queue_timeouts_, &promotions_;
-  metrics::Gauge &running_, &waiting_;
+  metrics::Gauge &running_, &waiting_, &preemptions_per_finished_;
   metrics::Family<metrics::Gauge>&running_by_priority_, &waiting_by_priority_;  // labels: model_name, priority
   metrics::Gauge &kv_usage_, &kv_free_blocks_, &kv_total_blocks_;
   metrics::Histogram &ttft_, &itl_, &tpot_, &e2e_, &queue_, &request_prompt_tokens_, &request_generation_tokens_;

@@ -55,6 +55,9 @@ void expect_batch_matches_alone(ModelBundle& bundle, EngineConfig cfg, const Inv
   cfg.max_num_batched_tokens = c.budget;
   cfg.long_prefill_threshold = c.threshold;
   cfg.enable_prefix_caching = c.prefix_caching;
+  // A small pool forces preemption under the first-chunk rule whatever the steps'
+  // timing; the default rule admits what the pool holds to the end (scheduler.h).
+  cfg.admission = c.kv_blocks ? AdmissionPolicy::FirstChunk : AdmissionPolicy::Reserve;
   // The prefix-cache case must see hits: interactive steps (the default while
   // priority-0 requests run and a second after) admit the other classes' prompts
   // in small chunks side by side, so repeats of a prompt arrive before its blocks

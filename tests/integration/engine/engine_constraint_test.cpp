@@ -102,7 +102,8 @@ TEST(EngineConstraint, JsonSchemaOutputsParseAndFollowTheSchema) {
 }
 
 // `copies` copies of `base` in one batch on `blocks` KV blocks (enough to force
-// preemption) give each request the greedy tokens it gave alone.
+// preemption under the first-chunk admission rule) give each request the greedy
+// tokens it gave alone.
 void expect_same_tokens_when_preempted(const EngineConfig& cfg, const std::vector<EngineRequest>& base,
                                        const std::vector<RequestResult>& alone, int copies, int64_t blocks) {
   std::vector<EngineRequest> batch;
@@ -110,6 +111,7 @@ void expect_same_tokens_when_preempted(const EngineConfig& cfg, const std::vecto
   EngineConfig small = cfg;
   small.max_num_seqs = static_cast<int>(batch.size());
   small.max_num_batched_tokens = 256;
+  small.admission = AdmissionPolicy::FirstChunk;
   small.kv_cache_memory = kv_bytes_for_blocks(small, blocks);
   EngineStats stats;
   const std::vector<RequestResult> got = run_batch(small, batch, &stats);

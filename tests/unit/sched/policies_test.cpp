@@ -108,6 +108,26 @@ TEST(PreemptionPolicy, NewestOfTheLeastUrgentClass) {
   EXPECT_EQ(choose_preemption_victim(forks), 0u);
 }
 
+TEST(PreemptionPolicy, LeastRecomputeInTheLeastUrgentClass) {
+  Request a = req(1, 1, 0), b = req(2, 1, 1), c = req(3, 1, 2);
+  a.num_computed_tokens = 300;
+  b.num_computed_tokens = 40;  // an older arrival with less work done than the newest
+  c.num_computed_tokens = 1200;
+  std::vector<Request*> same = {&a, &b, &c};
+  EXPECT_EQ(choose_least_recompute_victim(same), 1u);
+  EXPECT_EQ(choose_preemption_victim(same), 2u);  // the first-chunk rule's victim: the newest
+  EXPECT_EQ(choose_victim(AdmissionPolicy::Reserve, same), 1u);
+  EXPECT_EQ(choose_victim(AdmissionPolicy::FirstChunk, same), 2u);
+  Request d = req(4, 2, 0);
+  d.num_computed_tokens = 5000;  // the least urgent class goes first, whatever its work
+  std::vector<Request*> mixed = {&a, &b, &d};
+  EXPECT_EQ(choose_least_recompute_victim(mixed), 2u);
+  Request e = req(5, 1, 3);
+  e.num_computed_tokens = 40;  // a tie: the one that runs last
+  std::vector<Request*> tie = {&e, &b};
+  EXPECT_EQ(choose_least_recompute_victim(tie), 0u);
+}
+
 Request with_output(std::vector<int32_t> prompt, std::vector<int32_t> output, int32_t max_tokens) {
   Request r;
   r.tokens = prompt;

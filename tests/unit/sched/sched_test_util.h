@@ -25,6 +25,15 @@ inline SchedulerConfig tiny_config(int32_t max_seqs = 8, int32_t budget = 64, in
   return c;
 }
 
+// tiny_config under the first-chunk admission rule: for scripts of preemption,
+// whose pools are sized so that admitting on the first chunk runs out of blocks.
+inline SchedulerConfig first_chunk_config(int32_t max_seqs = 8, int32_t budget = 64, int32_t num_blocks = 8,
+                                          bool caching = true, int32_t threshold = 0) {
+  SchedulerConfig c = tiny_config(max_seqs, budget, num_blocks, caching, threshold);
+  c.admission = AdmissionPolicy::FirstChunk;
+  return c;
+}
+
 // Tokens first, first + 1, ..., first + len - 1.
 inline std::vector<int32_t> iota_tokens(int32_t first, int32_t len) {
   std::vector<int32_t> t(static_cast<size_t>(len));

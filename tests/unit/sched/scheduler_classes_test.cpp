@@ -1,7 +1,8 @@
 // Service classes under pressure: KV watermarks at admission and growth, class
 // preemption out of slots and out of blocks, queue-wait promotion and rejection,
 // deadlines, tenants taking turns, and the memory guard's limits
-// (block size 4; tiny_config's pools).
+// (block size 4; tiny_config's pools, under the first-chunk admission rule, whose
+// preemptions these scripts follow block by block).
 #include <gtest/gtest.h>
 
 #include "sched_test_util.h"
@@ -24,7 +25,7 @@ void step_once(Scheduler& s) {
 }
 
 TEST(SchedulerClasses, WatermarkKeepsALessUrgentAdmissionOutOfTheReserve) {
-  SchedulerConfig c = tiny_config(/*max_seqs=*/8, /*budget=*/64, /*num_blocks=*/11);
+  SchedulerConfig c = first_chunk_config(/*max_seqs=*/8, /*budget=*/64, /*num_blocks=*/11);
   c.kv_watermarks = {0.0, 0.0, 0.3};  // class 2 must leave 3 of the 10 usable blocks
   Scheduler s(c);
   EXPECT_EQ(s.reserve_blocks(2), 3);
@@ -44,7 +45,7 @@ TEST(SchedulerClasses, WatermarkKeepsALessUrgentAdmissionOutOfTheReserve) {
 }
 
 TEST(SchedulerClasses, AloneALessUrgentSequenceMayUseTheReserve) {
-  SchedulerConfig c = tiny_config(8, 64, 11);
+  SchedulerConfig c = first_chunk_config(8, 64, 11);
   c.kv_watermarks = {0.0, 0.0, 0.3};
   Scheduler s(c);
   s.add_request(timed(1, 36, /*priority=*/2, 0));  // 9 of 10 blocks, nothing else runs
@@ -53,7 +54,7 @@ TEST(SchedulerClasses, AloneALessUrgentSequenceMayUseTheReserve) {
 }
 
 TEST(SchedulerClasses, GrowthIntoTheReservePreemptsTheLeastUrgentSequence) {
-  SchedulerConfig c = tiny_config(8, 64, 11);
+  SchedulerConfig c = first_chunk_config(8, 64, 11);
   c.kv_watermarks = {0.0, 0.0, 0.2};  // class 2 must leave 2 blocks
   Scheduler s(c);
   s.add_request(timed(1, 16, /*priority=*/1, 0));  // 4 blocks, full: grows at its first output
@@ -72,7 +73,7 @@ TEST(SchedulerClasses, GrowthIntoTheReservePreemptsTheLeastUrgentSequence) {
 }
 
 TEST(SchedulerClasses, UrgentRequestPreemptsTheNewestLeastUrgentOutOfSlots) {
-  Scheduler s(tiny_config(/*max_seqs=*/2, 64, 20));
+  Scheduler s(first_chunk_config(/*max_seqs=*/2, 64, 20));
   s.add_request(timed(1, 4, /*priority=*/2, 0));
   s.add_request(timed(2, 4, /*priority=*/2, 0));
   step_once(s);
@@ -86,7 +87,7 @@ TEST(SchedulerClasses, UrgentRequestPreemptsTheNewestLeastUrgentOutOfSlots) {
 }
 
 TEST(SchedulerClasses, UrgentRequestPreemptsTheNewestLeastUrgentOutOfBlocks) {
-  Scheduler s(tiny_config(/*max_seqs=*/8, 64, /*num_blocks=*/7));  // 6 usable
+  Scheduler s(first_chunk_config(/*max_seqs=*/8, 64, /*num_blocks=*/7));  // 6 usable
   s.add_request(timed(1, 8, /*priority=*/2, 0));
   s.add_request(timed(2, 8, /*priority=*/1, 0));
   s.add_request(timed(3, 8, /*priority=*/2, 0));
@@ -109,7 +110,7 @@ TEST(SchedulerClasses, UrgentRequestPreemptsTheNewestLeastUrgentOutOfBlocks) {
 }
 
 TEST(SchedulerClasses, QueueWaitPastTheLimitPromotesOneClass) {
-  SchedulerConfig c = tiny_config(/*max_seqs=*/1, 64, 20);
+  SchedulerConfig c = first_chunk_config(/*max_seqs=*/1, 64, 20);
   c.max_queue_wait = {0.0, 0.0, 5.0};
   Scheduler s(c);
   s.add_request(timed(1, 4, /*priority=*/1, 0));
@@ -129,7 +130,7 @@ TEST(SchedulerClasses, QueueWaitPastTheLimitPromotesOneClass) {
 }
 
 TEST(SchedulerClasses, QueueWaitPastTheLimitRejectsWhenConfigured) {
-  SchedulerConfig c = tiny_config(/*max_seqs=*/1, 64, 20);
+  SchedulerConfig c = first_chunk_config(/*max_seqs=*/1, 64, 20);
   c.max_queue_wait = {0.0, 0.0, 5.0};
   c.reject_on_queue_timeout = true;
   Scheduler s(c);
@@ -146,7 +147,7 @@ TEST(SchedulerClasses, QueueWaitPastTheLimitRejectsWhenConfigured) {
 }
 
 TEST(SchedulerClasses, DeadlineEndsRunningAndWaitingRequestsAndFreesEveryBlock) {
-  Scheduler s(tiny_config(/*max_seqs=*/1, 64, 20));
+  Scheduler s(first_chunk_config(/*max_seqs=*/1, 64, 20));
   s.add_request(timed(1, 10, 1, /*arrival=*/0, /*deadline=*/2));
   s.add_request(timed(2, 10, 1, 0, /*deadline=*/3));
   step_once(s);
@@ -169,7 +170,7 @@ TEST(SchedulerClasses, DeadlineEndsRunningAndWaitingRequestsAndFreesEveryBlock) 
 }
 
 TEST(SchedulerClasses, DeadlineEndsTheForksOfARequestWhoseFirstSampleStopped) {
-  Scheduler s(tiny_config(/*max_seqs=*/4, 64, 20));
+  Scheduler s(first_chunk_config(/*max_seqs=*/4, 64, 20));
   RequestParams p = timed(1, 6, 1, /*arrival=*/0, /*deadline=*/2);
   p.num_samples = 2;
   s.add_request(p);
@@ -186,7 +187,7 @@ TEST(SchedulerClasses, DeadlineEndsTheForksOfARequestWhoseFirstSampleStopped) {
 }
 
 TEST(SchedulerClasses, TenantsOfOneClassTakeTurns) {
-  Scheduler s(tiny_config(/*max_seqs=*/1, 64, 40));
+  Scheduler s(first_chunk_config(/*max_seqs=*/1, 64, 40));
   s.add_request(timed(1, 4, 1, 0, 0, "noisy"));
   s.add_request(timed(2, 4, 1, 0, 0, "noisy"));
   s.add_request(timed(3, 4, 1, 0, 0, "noisy"));
@@ -203,7 +204,7 @@ TEST(SchedulerClasses, TenantsOfOneClassTakeTurns) {
 }
 
 TEST(SchedulerClasses, MemoryCapPreemptsTheLeastUrgentAndPausesAdmission) {
-  Scheduler s(tiny_config(/*max_seqs=*/8, 64, 40));
+  Scheduler s(first_chunk_config(/*max_seqs=*/8, 64, 40));
   for (RequestId id = 1; id <= 4; ++id) s.add_request(timed(id, 4, id <= 2 ? 0 : 2, 0));
   step_once(s);
   EXPECT_EQ(s.num_running(), 4);
@@ -224,7 +225,7 @@ TEST(SchedulerClasses, MemoryCapPreemptsTheLeastUrgentAndPausesAdmission) {
 }
 
 TEST(SchedulerClasses, ALoneRequestRunsWhateverTheMemoryLimits) {
-  Scheduler s(tiny_config(8, 64, 40));
+  Scheduler s(first_chunk_config(8, 64, 40));
   s.set_memory_limits({1, true, 0});
   s.add_request(params(1, iota_tokens(1, 4), 4, 1, /*n=*/3));  // 3 samples > cap 1
   SchedulerOutput o = s.schedule();
@@ -232,7 +233,7 @@ TEST(SchedulerClasses, ALoneRequestRunsWhateverTheMemoryLimits) {
 }
 
 TEST(SchedulerClasses, ResidentOnlyReusesUsedBlocksAndLeavesFreshOnesUntouched) {
-  Scheduler s(tiny_config(/*max_seqs=*/8, 64, /*num_blocks=*/20, /*caching=*/false));
+  Scheduler s(first_chunk_config(/*max_seqs=*/8, 64, /*num_blocks=*/20, /*caching=*/false));
   s.add_request(timed(1, 16, 1, 0));  // 4 blocks: 1-4
   s.add_request(timed(2, 2, 1, 0));   // block 5 (room to decode)
   s.add_request(timed(5, 2, 1, 0));   // block 6
@@ -257,7 +258,7 @@ TEST(SchedulerClasses, ResidentOnlyReusesUsedBlocksAndLeavesFreshOnesUntouched) 
 }
 
 TEST(SchedulerClasses, ALoneSequenceMayPassTheBoundOnNewKVMemory) {
-  Scheduler s(tiny_config(/*max_seqs=*/8, 64, /*num_blocks=*/20, /*caching=*/false));
+  Scheduler s(first_chunk_config(/*max_seqs=*/8, 64, /*num_blocks=*/20, /*caching=*/false));
   s.set_memory_limits({0, false, /*fresh_blocks=*/0});
   s.add_request(timed(1, 12, 1, 0));  // alone: takes 3 never-used blocks
   SchedulerOutput o = s.schedule();
@@ -270,7 +271,7 @@ TEST(SchedulerClasses, ALoneSequenceMayPassTheBoundOnNewKVMemory) {
 }
 
 TEST(SchedulerClasses, InteractiveStepsCapLessUrgentTokensAndRotateThem) {
-  SchedulerConfig c = tiny_config(/*max_seqs=*/8, 64, 60);
+  SchedulerConfig c = first_chunk_config(/*max_seqs=*/8, 64, 60);
   c.interactive_step_tokens = 2;
   Scheduler s(c);
   for (RequestId id = 1; id <= 4; ++id) s.add_request(timed(id, 3, /*priority=*/2, 0));
@@ -294,7 +295,7 @@ TEST(SchedulerClasses, InteractiveStepsCapLessUrgentTokensAndRotateThem) {
 }
 
 TEST(SchedulerClasses, InteractiveStepsLastTheHoldAfterTheLastUrgentWork) {
-  SchedulerConfig c = tiny_config(/*max_seqs=*/8, 64, 60);
+  SchedulerConfig c = first_chunk_config(/*max_seqs=*/8, 64, 60);
   c.interactive_step_tokens = 2;
   c.interactive_hold_s = 1.0;
   Scheduler s(c);

@@ -1,5 +1,6 @@
-// Preemption by recompute: which sequence is preempted, where it goes, and how
-// it resumes with its output kept (block size 4, 7 usable blocks).
+// Preemption by recompute under the first-chunk admission rule: which sequence is
+// preempted, where it goes, and how it resumes with its output kept (block size 4,
+// 7 usable blocks). scheduler_admission_test.cpp covers the Reserve rule.
 #include <gtest/gtest.h>
 
 #include "sched_test_util.h"
@@ -13,7 +14,7 @@ std::vector<int32_t> output_of(const Scheduler& s, RequestId id) {
 }
 
 TEST(SchedulerPreemption, LeastUrgentRunningSequenceIsPreemptedAndResumesWithItsOutput) {
-  Scheduler s(tiny_config());
+  Scheduler s(first_chunk_config());
   s.add_request(params(1, iota_tokens(1, 8), /*max_tokens=*/4, /*priority=*/2));
   SchedulerOutput o = s.schedule();
   EXPECT_EQ(entry(o, 1).block_ids, (Blocks{1, 2}));
@@ -81,7 +82,7 @@ TEST(SchedulerPreemption, LeastUrgentRunningSequenceIsPreemptedAndResumesWithIts
 }
 
 TEST(SchedulerPreemption, OutputContinuesAcrossPreemption) {
-  Scheduler s(tiny_config());
+  Scheduler s(first_chunk_config());
   s.add_request(params(1, iota_tokens(1, 8), 4, 2));
   s.add_request(params(2, iota_tokens(11, 8), 3, 0));
   s.add_request(params(3, iota_tokens(21, 8), 3, 1));
@@ -99,7 +100,7 @@ TEST(SchedulerPreemption, OutputContinuesAcrossPreemption) {
 }
 
 TEST(SchedulerPreemption, SequenceThatRunsLastAndCannotGrowPreemptsItself) {
-  Scheduler s(tiny_config());
+  Scheduler s(first_chunk_config());
   s.add_request(params(1, iota_tokens(1, 11)));
   s.add_request(params(2, iota_tokens(21, 16)));
   SchedulerOutput o = s.schedule();
@@ -117,7 +118,7 @@ TEST(SchedulerPreemption, SequenceThatRunsLastAndCannotGrowPreemptsItself) {
 }
 
 TEST(SchedulerPreemption, PreemptedRequestGoesBackInFrontOfLaterArrivals) {
-  Scheduler s(tiny_config());
+  Scheduler s(first_chunk_config());
   s.add_request(params(1, iota_tokens(1, 11)));
   s.add_request(params(2, iota_tokens(21, 16)));
   SchedulerOutput o = s.schedule();
@@ -130,7 +131,7 @@ TEST(SchedulerPreemption, PreemptedRequestGoesBackInFrontOfLaterArrivals) {
 }
 
 TEST(SchedulerPreemption, MoreUrgentWaitingRequestPreemptsALessUrgentOneForBlocks) {
-  Scheduler s(tiny_config());
+  Scheduler s(first_chunk_config());
   s.add_request(params(1, iota_tokens(1, 12), 4, /*priority=*/2));
   s.add_request(params(2, iota_tokens(21, 12), 4, /*priority=*/2));
   SchedulerOutput o = s.schedule();
@@ -151,7 +152,7 @@ TEST(SchedulerPreemption, MoreUrgentWaitingRequestPreemptsALessUrgentOneForBlock
 
 TEST(SchedulerPreemption, MoreUrgentWaitingRequestPreemptsForASequenceSlot) {
   for (int waiting_priority : {0, 2}) {
-    Scheduler s(tiny_config(/*max_seqs=*/2, 64, 16));
+    Scheduler s(first_chunk_config(/*max_seqs=*/2, 64, 16));
     s.add_request(params(1, iota_tokens(1, 4), 4, /*priority=*/1));
     s.add_request(params(2, iota_tokens(11, 4), 4, /*priority=*/2));
     SchedulerOutput o = s.schedule();
@@ -171,7 +172,7 @@ TEST(SchedulerPreemption, MoreUrgentWaitingRequestPreemptsForASequenceSlot) {
 }
 
 TEST(SchedulerPreemption, PriorityPreemptionCanBeTurnedOff) {
-  SchedulerConfig c = tiny_config(/*max_seqs=*/1, 64, 16);
+  SchedulerConfig c = first_chunk_config(/*max_seqs=*/1, 64, 16);
   c.priority_preemption = false;
   Scheduler s(c);
   s.add_request(params(1, iota_tokens(1, 4), 4, 2));

@@ -1,7 +1,8 @@
 // Draft tokens in the scheduler: they ride after a decode's newest token in the
 // spare budget, in lookahead slots that are never prefix-cached, and update()
 // keeps exactly the tokens verification emitted and rolls the KV back past the
-// rejected ones.
+// rejected ones. Under the first-chunk admission rule, whose preemptions the
+// scripts follow block by block.
 #include <gtest/gtest.h>
 
 #include "sched_test_util.h"
@@ -31,7 +32,7 @@ void run_prompt(Scheduler& s) {
 }
 
 TEST(SchedulerDrafts, AcceptedDraftsAreKeptAndTheirKvStays) {
-  Scheduler s(tiny_config(8, 64, 16));
+  Scheduler s(first_chunk_config(8, 64, 16));
   s.add_request(params(1, iota_tokens(1, 6), /*max_tokens=*/10));
   run_prompt(s);  // tokens: 6 prompt + 1 output; 6 computed
   // Drafts equal to what the model will emit at output positions 1, 2, 3.
@@ -54,7 +55,7 @@ TEST(SchedulerDrafts, AcceptedDraftsAreKeptAndTheirKvStays) {
 }
 
 TEST(SchedulerDrafts, RejectedDraftsAreRolledBack) {
-  Scheduler s(tiny_config(8, 64, 16));
+  Scheduler s(first_chunk_config(8, 64, 16));
   s.add_request(params(1, iota_tokens(1, 6), /*max_tokens=*/10));
   run_prompt(s);
   s.set_draft_tokens(1, {fake_token(1, 1), 5, 6, 7});  // the second draft is wrong
@@ -73,7 +74,7 @@ TEST(SchedulerDrafts, RejectedDraftsAreRolledBack) {
 }
 
 TEST(SchedulerDrafts, DraftsTakeOnlyTheSpareBudgetAndStopAtMaxTokens) {
-  Scheduler s(tiny_config(8, /*budget=*/4, 32));
+  Scheduler s(first_chunk_config(8, /*budget=*/4, 32));
   s.add_request(params(1, iota_tokens(1, 3), /*max_tokens=*/3));
   s.add_request(params(2, iota_tokens(20, 1), /*max_tokens=*/10));
   SchedulerOutput o = s.schedule();
@@ -91,7 +92,7 @@ TEST(SchedulerDrafts, DraftsTakeOnlyTheSpareBudgetAndStopAtMaxTokens) {
 }
 
 TEST(SchedulerDrafts, DraftsNeverPreemptAndOnlyDecodesGetThem) {
-  Scheduler s(tiny_config(8, 64, /*num_blocks=*/5));  // 4 usable blocks of 4 tokens
+  Scheduler s(first_chunk_config(8, 64, /*num_blocks=*/5));  // 4 usable blocks of 4 tokens
   s.add_request(params(1, iota_tokens(1, 7), /*max_tokens=*/10));
   s.add_request(params(2, iota_tokens(40, 7), /*max_tokens=*/10));
   SchedulerOutput o = s.schedule();
@@ -109,7 +110,7 @@ TEST(SchedulerDrafts, DraftsNeverPreemptAndOnlyDecodesGetThem) {
 }
 
 TEST(SchedulerDrafts, AStopTokenAmongAcceptedDraftsEndsTheSequenceThere) {
-  Scheduler s(tiny_config(8, 64, 16));
+  Scheduler s(first_chunk_config(8, 64, 16));
   RequestParams p = params(1, iota_tokens(1, 6), /*max_tokens=*/10);
   p.stop_token_ids = {fake_token(1, 2)};
   s.add_request(p);
@@ -125,7 +126,7 @@ TEST(SchedulerDrafts, AStopTokenAmongAcceptedDraftsEndsTheSequenceThere) {
 }
 
 TEST(SchedulerDrafts, UnverifiedDraftSlotsAreNeverPrefixCached) {
-  Scheduler s(tiny_config(8, 64, 16));
+  Scheduler s(first_chunk_config(8, 64, 16));
   s.add_request(params(1, iota_tokens(1, 3), /*max_tokens=*/20));
   run_prompt(s);  // 4 tokens, 3 computed
   s.set_draft_tokens(1, {7, 7, 7, 7, 7, 7});  // all wrong: positions 4..9 hold rejected drafts' KV

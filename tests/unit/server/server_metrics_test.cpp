@@ -33,6 +33,7 @@ TEST(ServerMetrics, ExposesEngineStatsAndObservations) {
   es.cached_prompt_tokens = 28;
   es.generated_tokens = 50;
   es.preemptions = 2;
+  es.finished_sequences = 8;
   es.kv_usage = 0.5;
   es.num_blocks = 10;
   es.free_blocks = 5;
@@ -51,6 +52,7 @@ TEST(ServerMetrics, ExposesEngineStatsAndObservations) {
   EXPECT_TRUE(contains(text, "deepbatch:prefix_cache_queries_total" + ml + " 128\n"));
   EXPECT_TRUE(contains(text, "deepbatch:prefix_cache_hits_total" + ml + " 28\n"));
   EXPECT_TRUE(contains(text, "deepbatch:num_preemptions_total" + ml + " 2\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:preemptions_per_finished_request" + ml + " 0.25\n"));
   EXPECT_TRUE(contains(text, "deepbatch:kv_cache_usage_perc" + ml + " 0.5\n"));
   EXPECT_TRUE(contains(text, "deepbatch:kv_cache_free_blocks" + ml + " 5\n"));
   EXPECT_TRUE(contains(text, "deepbatch:time_to_first_token_seconds_count" + ml + " 1\n"));
