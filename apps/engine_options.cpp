@@ -10,12 +10,16 @@ namespace db::cli {
 
 void add_engine_options(CLI::App& app, EngineOptions& o, bool with_max_num_seqs) {
   if (with_max_num_seqs)
-    app.add_option("--max-num-seqs", o.max_num_seqs, "Running sequences at most")
-        ->check(CLI::PositiveNumber)
+    app.add_option("--max-num-seqs", o.max_num_seqs,
+                   "Running sequences at most (0 = auto: 64; for an MoE model, the batch at which each routed "
+                   "expert's product is well past compute-bound, from the measured read bandwidth and int8 peak, "
+                   "bounded by the KV pool; the choice is logged at start)")
+        ->check(CLI::NonNegativeNumber)
         ->capture_default_str();
   app.add_option("--max-num-batched-tokens,--max-batched-tokens", o.max_num_batched_tokens,
-                 "Tokens per engine step at most (prompt chunking)")
-      ->check(CLI::PositiveNumber)
+                 "Tokens per engine step at most (prompt chunking; 0 = auto: 2048, for an MoE model at least "
+                 "twice the running cap)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_option("--long-prefill-threshold", o.long_prefill_threshold,
                  "Prompt chunks longer than this are capped so short prompts run too (0 = auto)")
@@ -144,8 +148,11 @@ std::array<double, 3> parse_per_class(const std::string& option, const std::stri
 EngineConfig make_engine_config(const ModelOptions& model, const EngineOptions& engine) {
   EngineConfig c;
   c.threads = resolve_threads(model.threads);
-  c.max_num_seqs = engine.max_num_seqs;
-  c.max_num_batched_tokens = engine.max_num_batched_tokens;
+  c.max_num_seqs = engine.max_num_seqs > 0 ? engine.max_num_seqs : EngineConfig{}.max_num_seqs;
+  c.max_num_batched_tokens =
+      engine.max_num_batched_tokens > 0 ? engine.max_num_batched_tokens : EngineConfig{}.max_num_batched_tokens;
+  c.auto_max_num_seqs = engine.max_num_seqs == 0;
+  c.auto_max_num_batched_tokens = engine.max_num_batched_tokens == 0;
   c.long_prefill_threshold = engine.long_prefill_threshold;
   c.prefill_cost = engine.prefill_cost == "tokens" ? PrefillCostMode::Tokens
                    : engine.prefill_cost == "shape" ? PrefillCostMode::Shape

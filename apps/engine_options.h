@@ -13,8 +13,8 @@
 namespace db::cli {
 
 struct EngineOptions {
-  int max_num_seqs = EngineConfig{}.max_num_seqs;                      // running sequences at most
-  int max_num_batched_tokens = EngineConfig{}.max_num_batched_tokens;  // tokens per step at most
+  int max_num_seqs = 0;            // running sequences at most (0 = 64; MoE models: engine/moe_batch_sizing.h)
+  int max_num_batched_tokens = 0;  // tokens per step at most (0 = 2048; MoE models: as above)
   int long_prefill_threshold = 0;                                      // 0 = auto
   std::string prefill_cost = "fitted";                                 // fitted | shape | tokens
   int64_t kv_cache_memory = 0;                                         // bytes; 0 = a share of available memory

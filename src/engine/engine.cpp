@@ -34,7 +34,7 @@ size_t priority_slot(int priority) { return static_cast<size_t>(std::clamp(prior
 
 struct Engine::Impl {
   Impl(ModelBundle& bundle, EngineConfig c)
-      : cfg(std::move(c)),
+      : cfg(with_moe_batch_defaults(bundle.model(), bundle.weight_read_bytes(), std::move(c))),
         core(bundle.model(), bundle.tokenizer(), cfg, bundle.weight_read_bytes()),
         output(
             bundle.tokenizer(), [this](RequestId seq) { push_command({Command::Kind::FinishSequence, {}, seq}); },

@@ -45,6 +45,10 @@ struct EngineConfig {
   int threads = 0;                       // compute threads (0 = all cores)
   int max_num_seqs = 64;                 // running sequences at most
   int max_num_batched_tokens = 2048;     // tokens per step at most
+  // For an MoE model, replace max_num_seqs / max_num_batched_tokens at start by the
+  // choice of engine/moe_batch_sizing.h (logged to stderr); the command line sets
+  // them when the option is not given. Dense models keep the values above.
+  bool auto_max_num_seqs = false, auto_max_num_batched_tokens = false;
   int long_prefill_threshold = 0;        // a prompt chunk longer than this is capped so short ones run too;
                                          // in steps shared with decodes or short prompts, at an eighth of it
                                          // (0 = auto: a quarter of max_num_batched_tokens, in whole blocks)

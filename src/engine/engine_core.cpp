@@ -7,12 +7,15 @@
 #include <string>
 
 #include "engine/model_macs.h"
+#include "engine/moe_batch_sizing.h"
 #include "engine/step_composition.h"
 #include "memory/memory_info.h"
+#include "memory/read_bandwidth.h"
 #include "sched/budget_split.h"
 #include "spec/draft_model_proposer.h"
 #include "spec/mtp_proposer.h"
 #include "util/error.h"
+#include "util/int8_peak.h"
 
 namespace db {
 
@@ -76,6 +79,35 @@ int32_t engine_num_kv_blocks(const Model& model, const EngineConfig& cfg, size_t
   const double target_share = static_cast<double>(spec.bytes_per_token()) /
                               static_cast<double>(spec.bytes_per_token() + draft_bytes_per_token);
   return num_blocks_for_budget(spec, static_cast<size_t>(static_cast<double>(budget) * target_share));
+}
+
+EngineConfig with_moe_batch_defaults(const Model& model, const WeightReadBytes& weights, EngineConfig cfg) {
+  const ModelConfig& mc = model.config();
+  if (!mc.moe.enabled() || !(cfg.auto_max_num_seqs || cfg.auto_max_num_batched_tokens)) return cfg;
+  int moe_layers = 0;
+  for (int layer = 0; layer < mc.n_layers; ++layer) moe_layers += mc.moe.is_moe_layer(layer);
+  const double routed_weights =
+      3.0 * mc.hidden * double(mc.moe.expert_ffn) * mc.moe.n_experts * static_cast<double>(moe_layers);
+  MoeBatchInputs in;
+  in.n_experts = mc.moe.n_experts;
+  in.n_experts_used = mc.moe.n_experts_used;
+  in.expert_bytes_per_weight = routed_weights > 0 ? static_cast<double>(weights.routed_experts) / routed_weights : 0;
+  ThreadPool pool(resolve_threads(cfg.threads));
+  in.read_bytes_per_s = measure_read_bandwidth(pool);
+  in.int8_macs_per_s = measure_int8_peak(pool);
+  in.kv_pool_tokens = int64_t{engine_num_kv_blocks(model, cfg)} * cfg.block_size;
+  in.tokens_per_sequence = cfg.decode_headroom;
+  const MoeBatchChoice choice = choose_moe_batch(in);
+  if (!choice.applies) {
+    std::fprintf(stderr, "MoE batch: kept --max-num-seqs %d, --max-num-batched-tokens %d (no int8 peak or read "
+                 "bandwidth measured here)\n", cfg.max_num_seqs, cfg.max_num_batched_tokens);
+    return cfg;
+  }
+  if (cfg.auto_max_num_seqs) cfg.max_num_seqs = choice.max_num_seqs;
+  if (cfg.auto_max_num_batched_tokens) cfg.max_num_batched_tokens = std::max(cfg.max_num_seqs, choice.max_num_batched_tokens);
+  std::fprintf(stderr, "%s; in use: --max-num-seqs %d, --max-num-batched-tokens %d\n", choice.describe(in).c_str(),
+               cfg.max_num_seqs, cfg.max_num_batched_tokens);
+  return cfg;
 }
 
 EngineCore::EngineCore(Model& model, const Tokenizer& tokenizer, const EngineConfig& cfg, WeightReadBytes weights)
