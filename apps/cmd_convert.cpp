@@ -58,7 +58,8 @@ int convert_gguf_file(const ConvertOptions& o) {
   std::string packed_from = o.in;
   if (!o.type.empty()) {
     const DType type = convert_type_from_name(o.type);
-    const std::string typed_out = o.pack ? o.out + ".unpacked.tmp" : o.out;
+    // Named .gguf: pack_gguf opens a DeepSeek file as a model (model/gguf_pack.h).
+    const std::string typed_out = o.pack ? o.out + ".unpacked-tmp.gguf" : o.out;
     const GgufConvertReport r = convert_gguf(o.in, typed_out, type);
     std::printf("wrote %s: %lld tensors as %s, %lld copied unchanged, %.1f MiB in %.1f s\n", typed_out.c_str(),
                 static_cast<long long>(r.converted), o.type.c_str(), static_cast<long long>(r.copied),

@@ -27,48 +27,21 @@ TensorView row_view(const TensorView& t, int64_t r0, int64_t n) {
   return v;
 }
 
-// The type W_UK^T is stored in when it is built from a combined attn_kv_b of
-// type t: t itself for the float types (a transpose is exact in them); Q8_0 for
-// quantized ones, whose blocks run along the other axis (the values are those
-// of attn_kv_b rounded once more to 8 bits, as a quantizer writing the split
-// attn_k_b would; a quarter of F32's bytes, read once per token), F32 when the
-// rows are not whole Q8_0 blocks.
-DType built_uk_type(DType t, int64_t nope) {
-  if (t == DType::F32 || t == DType::F16 || t == DType::BF16) return t;
-  return nope % block_size(DType::Q8_0) == 0 ? DType::Q8_0 : DType::F32;
-}
-
-// W_UK_h^T for every head, as one block [n_heads][kv_lora] of rows of `nope`
-// elements of type t, from the combined kv_b {n_heads * (nope + v), kv_lora}
-// whose rows h*(nope+v) + i (i < nope) are W_UK_h.
-std::unique_ptr<uint8_t[]> transpose_uk(const TensorView& kv_b, const MlaConfig& a, int n_heads, DType t) {
-  const int64_t nope = a.qk_nope_dim, c = a.kv_lora_rank, per_head = nope + a.v_head_dim;
-  const size_t out_row = row_bytes(t, nope);
-  auto out = std::make_unique<uint8_t[]>(static_cast<size_t>(n_heads * c) * out_row);
-  std::vector<float> head(static_cast<size_t>(nope * c)), row(static_cast<size_t>(c)), col(static_cast<size_t>(nope));
-  for (int64_t h = 0; h < n_heads; ++h) {
-    for (int64_t i = 0; i < nope; ++i) {
-      kernels::dequantize_row(kv_b, h * per_head + i, row.data());
-      for (int64_t j = 0; j < c; ++j) head[static_cast<size_t>(j * nope + i)] = row[static_cast<size_t>(j)];
-    }
-    for (int64_t j = 0; j < c; ++j)
-      kernels::quantize_row(t, head.data() + j * nope, out.get() + static_cast<size_t>(h * c + j) * out_row, nope);
-  }
-  return out;
-}
-
 void load_absorbed_kv_b(const ModelSource& src, const ModelConfig& cfg, const std::string& p, MlaLayerWeights& w,
                         DeepseekWeights& all, const MatrixPreparer& prepare) {
   const MlaConfig& a = cfg.mla;
   const int64_t heads = cfg.n_heads, nope = a.qk_nope_dim, c = a.kv_lora_rank, v = a.v_head_dim;
   w.uk_t.resize(static_cast<size_t>(heads));
   w.uv.resize(static_cast<size_t>(heads));
-  if (src.find(p + "attn_k_b.weight")) {  // llama.cpp's split form: per-head W_UK^T and W_UV as stored
+  if (src.find(p + "attn_k_b.weight")) {
+    // llama.cpp's split form, or a pre-packed file's (model/gguf_pack.h): per-head
+    // W_UK^T and W_UV as stored, each head's matrix a slice of the stack (packed
+    // ones are packed per head, so the slices are mapped in place).
     const TensorView k_b = expect_tensor(src, p + "attn_k_b.weight", {heads, c, nope});
     const TensorView v_b = expect_tensor(src, p + "attn_v_b.weight", {heads, v, c});
     for (int64_t h = 0; h < heads; ++h) {
-      w.uk_t[static_cast<size_t>(h)] = prepare(row_view(k_b, h * c, c));
-      w.uv[static_cast<size_t>(h)] = prepare(row_view(v_b, h * v, v));
+      w.uk_t[static_cast<size_t>(h)] = prepare(expert_slice(k_b, h));
+      w.uv[static_cast<size_t>(h)] = prepare(expert_slice(v_b, h));
     }
     return;
   }
@@ -83,8 +56,9 @@ void load_absorbed_kv_b(const ModelSource& src, const ModelConfig& cfg, const st
     t.shape = {c, nope};
     t.data = uk + static_cast<size_t>(h * c) * row_bytes(uk_type, nope);
     w.uk_t[static_cast<size_t>(h)] = prepare(t);
-    w.uv[static_cast<size_t>(h)] = prepare(row_view(kv_b, h * (nope + v) + nope, v));
+    w.uv[static_cast<size_t>(h)] = prepare(kv_b_uv_head(kv_b, a, h));
   }
+  all.built_matrices += heads;
   src.note_done_with(kv_b);  // its W_UK rows live on in `built`
 }
 
@@ -210,6 +184,33 @@ void note_unused_layers(const ModelSource& src, const ModelConfig& c) {
 
 }  // namespace
 
+DType built_uk_type(DType kv_b_type, int64_t nope) {
+  if (kv_b_type == DType::F32 || kv_b_type == DType::F16 || kv_b_type == DType::BF16) return kv_b_type;
+  return nope % block_size(DType::Q8_0) == 0 ? DType::Q8_0 : DType::F32;
+}
+
+std::unique_ptr<uint8_t[]> transpose_uk(const TensorView& kv_b, const MlaConfig& a, int n_heads, DType t) {
+  DB_CHECK(kv_b.layout == TensorLayout::Rows, "transpose_uk: attn_kv_b must be in Rows layout");
+  const int64_t nope = a.qk_nope_dim, c = a.kv_lora_rank, per_head = nope + a.v_head_dim;
+  const size_t out_row = row_bytes(t, nope);
+  auto out = std::make_unique<uint8_t[]>(static_cast<size_t>(n_heads * c) * out_row);
+  std::vector<float> head(static_cast<size_t>(nope * c)), row(static_cast<size_t>(c));
+  for (int64_t h = 0; h < n_heads; ++h) {
+    for (int64_t i = 0; i < nope; ++i) {
+      kernels::dequantize_row(kv_b, h * per_head + i, row.data());
+      for (int64_t j = 0; j < c; ++j) head[static_cast<size_t>(j * nope + i)] = row[static_cast<size_t>(j)];
+    }
+    for (int64_t j = 0; j < c; ++j)
+      kernels::quantize_row(t, head.data() + j * nope, out.get() + static_cast<size_t>(h * c + j) * out_row, nope);
+  }
+  return out;
+}
+
+TensorView kv_b_uv_head(const TensorView& kv_b, const MlaConfig& a, int64_t h) {
+  const int64_t per_head = a.qk_nope_dim + a.v_head_dim;
+  return row_view(kv_b, h * per_head + a.qk_nope_dim, a.v_head_dim);
+}
+
 TensorView expert_matrix(const ModelSource& src, int layer, ExpertProj proj, int e) {
   if (src.gguf())
     return expert_slice(src.tensor("blk." + std::to_string(layer) + "." + gguf_expert_name(proj) + ".weight"), e);
@@ -236,7 +237,7 @@ DeepseekWeights load_deepseek_weights(const ModelSource& src, const ModelConfig&
   w.layers.reserve(static_cast<size_t>(c.n_layers));
   for (int l = 0; l < c.n_layers; ++l) w.layers.push_back(load_layer(src, c, l, c.moe.is_moe_layer(l), w, prepare));
   load_output_head(src, c, prepare, w);
-  report_prepared_weights(src, w.packed, start);
+  report_prepared_weights(src, w.packed, start, w.built_matrices);
   return w;
 }
 

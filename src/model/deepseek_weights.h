@@ -3,7 +3,7 @@
 // attn_k_b / attn_v_b) or a DeepSeek checkpoint. Matrices are views into the
 // mapped file in their stored dtype, or repacked copies (kernels/packed_weights.h);
 // norms, router and biases are small f32 copies; W_UK^T built from a combined
-// attn_kv_b is owned here (its type: built_uk_type in deepseek_weights.cpp).
+// attn_kv_b is owned here (its type: built_uk_type below).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -60,7 +60,27 @@ struct DeepseekWeights : DecoderGlobalWeights {
   std::vector<MlaLayerWeights> layers;
   std::optional<MtpWeights> mtp;  // loaded on demand (load_mtp_weights)
   std::vector<std::unique_ptr<uint8_t[]>> built;  // owns the matrices built at load (W_UK^T from attn_kv_b)
+  int64_t built_matrices = 0;                     // how many: one per head of each layer with attn_kv_b
 };
+
+// MLA's absorbed matrices from a combined attn_kv_b {n_heads * (nope + v), kv_lora}
+// (the rows h*(nope+v) + i are W_UK_h for i < nope, W_UV_h after). The loader
+// builds them at every load of such a file; the packer (model/gguf_pack.h)
+// builds them once and stores them as llama.cpp's split attn_k_b / attn_v_b, so
+// that both give the same bytes.
+//
+// The type W_UK^T is stored in when built from a kv_b of type t: t itself for
+// the float types (a transpose is exact in them); Q8_0 for quantized ones, whose
+// blocks run along the other axis (the values are those of kv_b rounded once
+// more to 8 bits, as a quantizer writing the split attn_k_b would; a quarter of
+// F32's bytes, read once per token), F32 when the rows of `nope` elements are
+// not whole Q8_0 blocks.
+DType built_uk_type(DType kv_b_type, int64_t nope);
+// W_UK_h^T for every head, as one Rows block {n_heads, kv_lora, nope} of type
+// t (the layout and shape of attn_k_b). kv_b must be in Rows layout.
+std::unique_ptr<uint8_t[]> transpose_uk(const TensorView& kv_b, const MlaConfig& a, int n_heads, DType t);
+// W_UV_h {v_head_dim, kv_lora}: head h's rows of kv_b, in place.
+TensorView kv_b_uv_head(const TensorView& kv_b, const MlaConfig& a, int64_t h);
 
 enum class ExpertProj { Gate, Up, Down };
 

@@ -62,7 +62,7 @@ TensorView MatrixPreparer::operator()(const TensorView& w, bool keep_source) con
 }
 
 void report_prepared_weights(const ModelSource& src, const kernels::PackedWeightStore& packed,
-                             std::chrono::steady_clock::time_point start) {
+                             std::chrono::steady_clock::time_point start, int64_t built) {
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const kernels::PackedWeightStore::Counts& n = packed.counts();
   std::string how;
@@ -75,6 +75,7 @@ void report_prepared_weights(const ModelSource& src, const kernels::PackedWeight
   if (const GGUFFile* g = src.gguf(); g != nullptr && n.unpacked > 0)
     how += " (the file is packed for " + g->opt_string(kGGUFPanelLevelKey).value_or("?") + ", this process runs " +
            cpu_features().level_name + ")";
+  add(built, " matrices built from others (MLA's W_UK^T from attn_kv_b)");
   if (how.empty()) how = "every matrix used as stored";
   std::fprintf(stderr, "%s: weights ready in %.2f s: %s for %s\n", src.path().c_str(), s, how.c_str(),
                cpu_features().level_name.c_str());

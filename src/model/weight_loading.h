@@ -48,9 +48,10 @@ struct MatrixPreparer {
 
 // Prints to stderr, once the loaders are done, how the matrices were made ready
 // and how long that took since `start`: pre-packed ones mapped in place (a file
-// of `deepbatch convert --pack`, model/gguf_pack.h), repacked or unpacked at load.
+// of `deepbatch convert --pack`, model/gguf_pack.h), repacked or unpacked at
+// load, and `built` matrices computed from others (MLA's W_UK^T from attn_kv_b).
 void report_prepared_weights(const ModelSource& src, const kernels::PackedWeightStore& packed,
-                             std::chrono::steady_clock::time_point start);
+                             std::chrono::steady_clock::time_point start, int64_t built = 0);
 
 // Loads token_embd (kept in place: its rows are looked up, never released).
 void load_token_embedding(const ModelSource& src, const ModelConfig& c, DecoderGlobalWeights& w);

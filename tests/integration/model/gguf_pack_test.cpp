@@ -2,8 +2,10 @@
 // packed for any ISA level loads at the running level (DB_ISA; ctest runs this
 // suite again under avx512 and scalar, where packed quantized matrices must be
 // unpacked) and computes logits bit-identical to the unpacked file; a file
-// packed for the running level maps every matrix in place; a file whose panel
-// layout version differs from this build's is refused by name.
+// packed for the running level maps every matrix in place (MLA's absorbed
+// matrices included: nothing is built); a file packed with MLA's attn_kv_b
+// still loads; a file whose panel layout version differs from this build's is
+// refused by name.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -16,6 +18,7 @@
 #include "io/gguf.h"
 #include "io/gguf_writer.h"
 #include "kernels/packed_weights.h"
+#include "model/gguf_model_writer.h"
 #include "model/gguf_pack.h"
 #include "model/load_options.h"
 #include "model/model.h"
@@ -42,12 +45,30 @@ SeqLogits pack_test_logits(const std::string& path, const std::vector<std::vecto
   return run_chunked_mixed(r, seqs);
 }
 
+// The DeepSeek files: MLA's combined attn_kv_b in F32 and Q8_0, and llama.cpp's
+// split attn_k_b / attn_v_b.
+std::vector<std::string> pack_test_deepseek_models() {
+  return {fixture_model_path(load_fixture("deepseek_v3_tiny"), "q8_0"),
+          fixture_model_path(load_fixture("deepseek_v2_tiny"), "f32"),
+          fixture_model_path(load_fixture("deepseek_v2_tiny"), "q8_0"),
+          fixture_model_path(load_fixture("deepseek_v2_tiny"), "f32-split-kv")};
+}
+
 // The files every level-independence check runs on: both decoders, float and
-// quantized weights, a tied head (the default model) and MoE expert stacks.
+// quantized weights, a tied head (the default model), MoE expert stacks and
+// both forms of MLA's absorbed matrices.
 std::vector<std::string> pack_test_models() {
-  return {fixture_model_path(load_fixture("llama_tiny"), "f32"),
-          fixture_model_path(load_fixture("deepseek_v3_tiny"), "q8_0"),
-          fixture_model_path(load_fixture("deepseek_v2_tiny"), "f32"), kDefaultModelPath};
+  std::vector<std::string> m = pack_test_deepseek_models();
+  m.push_back(fixture_model_path(load_fixture("llama_tiny"), "f32"));
+  m.push_back(kDefaultModelPath);
+  return m;
+}
+
+// The start-up line of loading `path` (model/weight_loading.h).
+std::string load_log(const std::string& path) {
+  ::testing::internal::CaptureStderr();
+  load_model(path);
+  return ::testing::internal::GetCapturedStderr();
 }
 
 TEST(GgufPackTest, EveryPackingLevelGivesTheUnpackedLogits) {
@@ -87,6 +108,65 @@ TEST(GgufPackTest, AFilePackedForThisLevelMapsEveryMatrixInPlace) {
   EXPECT_NE(log.find(std::to_string(r.packed) + " pre-packed matrices mapped in place"), std::string::npos) << log;
   EXPECT_EQ(log.find("repacked"), std::string::npos) << log;
   EXPECT_EQ(log.find("unpacked"), std::string::npos) << log;
+}
+
+// A DeepSeek file packed for the running level holds MLA's absorbed matrices
+// already built (attn_k_b / attn_v_b, one packed matrix per head where the level
+// packs their type), and loading it builds, repacks and unpacks nothing.
+TEST(GgufPackTest, APackedDeepseekFileBuildsNothingAtLoad) {
+  const ScratchDir dir("pack");
+  const IsaLevel level = cpu_features().level;
+  for (const std::string& model : pack_test_deepseek_models()) {
+    const std::string out = dir.file("packed.gguf");
+    pack_gguf(model, out, level);
+    const auto file = GGUFFile::open(out);
+    const int64_t heads = load_model(model)->config().n_heads;
+    for (const GGUFTensorInfo& t : file->tensor_infos()) {
+      EXPECT_EQ(t.name.find("attn_kv_b"), std::string::npos) << model << ": " << t.name;
+      if (t.name.find("attn_k_b") == std::string::npos && t.name.find("attn_v_b") == std::string::npos) continue;
+      ASSERT_EQ(t.shape.size(), 3u) << model << ": " << t.name;
+      EXPECT_EQ(t.shape[0], heads) << model << ": " << t.name;
+      EXPECT_EQ(t.layout, kernels::prefers_packed(t.dtype, level) ? TensorLayout::Panels16 : TensorLayout::Rows)
+          << model << ": " << t.name;
+    }
+    ASSERT_NE(file->find_tensor("blk.0.attn_k_b.weight"), nullptr) << model;
+    ASSERT_NE(file->find_tensor("blk.0.attn_v_b.weight"), nullptr) << model;
+
+    const std::string log = load_log(out);
+    EXPECT_NE(log.find("weights ready in"), std::string::npos) << log;
+    EXPECT_EQ(log.find("built"), std::string::npos) << model << ": " << log;
+    EXPECT_EQ(log.find("repacked"), std::string::npos) << model << ": " << log;
+    EXPECT_EQ(log.find("unpacked"), std::string::npos) << model << ": " << log;
+  }
+  // The unpacked file with attn_kv_b builds them at every load, and says so.
+  const std::string log = load_log(fixture_model_path(load_fixture("deepseek_v2_tiny"), "f32"));
+  EXPECT_NE(log.find("matrices built from others"), std::string::npos) << log;
+}
+
+// A file packed before MLA's absorbed matrices were stored split holds attn_kv_b
+// in rows beside its packed matrices (written here as that packer did: every
+// tensor as it is); the loader builds them from it as from an unpacked file,
+// with the same logits.
+TEST(GgufPackTest, AFilePackedWithAttnKvBStillLoads) {
+  const ScratchDir dir("pack");
+  for (const std::string& model : pack_test_deepseek_models()) {
+    const auto in = GGUFFile::open(model);
+    if (in->find_tensor("blk.0.attn_kv_b.weight") == nullptr) continue;
+    const std::string old = dir.file("packed-with-kv-b.gguf");
+    {
+      GgufModelWriter out(old, cpu_features().level, nullptr);
+      for (const auto& [key, value] : in->metadata())
+        if (key != "general.alignment") out.metadata().add_value(key, value);
+      for (const GGUFTensorInfo& t : in->tensor_infos()) out.declare(t.name, t.shape.size());
+      for (size_t i = 0; i < in->tensor_infos().size(); ++i) out.write(i, in->tensor(in->tensor_infos()[i].name));
+      out.finish();
+    }
+    EXPECT_EQ(GGUFFile::open(old)->find_tensor("blk.0.attn_kv_b.weight")->layout, TensorLayout::Rows) << model;
+    const std::string log = load_log(old);
+    EXPECT_NE(log.find("matrices built from others"), std::string::npos) << model << ": " << log;
+    const auto seqs = pack_test_prompts(load_model(model)->config().vocab);
+    EXPECT_TRUE(bit_identical(pack_test_logits(old, seqs), pack_test_logits(model, seqs))) << model;
+  }
 }
 
 TEST(GgufPackTest, RefusesAFileOfAnotherLayoutVersionOrPackedTwice) {
@@ -142,8 +222,10 @@ TEST(GgufPackTest, PackOptionWritesTheCopyOnceThenMapsIt) {
     const std::string log = ::testing::internal::GetCapturedStderr();
     EXPECT_NE(log.find("pre-packed copy " + dir.path().string() + "/deepbatch/packed/model-q8_0-"), std::string::npos)
         << log;
-    if (kernels::prefers_packed(DType::Q8_0, cpu_features().level))  // MLA's absorbed matrices are still built
+    if (kernels::prefers_packed(DType::Q8_0, cpu_features().level))
       EXPECT_NE(log.find("pre-packed matrices mapped in place"), std::string::npos) << log;
+    EXPECT_EQ(log.find("repacked"), std::string::npos) << log;  // MLA's absorbed matrices come packed too
+    EXPECT_EQ(log.find("built"), std::string::npos) << log;
     PagedRunner r(*m, 16, 32, DType::F32, 2, 7);
     EXPECT_TRUE(bit_identical(run_chunked_mixed(r, seqs), unpacked)) << "load " << load;
   }
@@ -167,6 +249,8 @@ TEST(GgufPackTest, OnlyWholeMatricesArePacked) {
   EXPECT_TRUE(loader_multiplies_whole("blk.3.attn_q.weight"));
   EXPECT_TRUE(loader_multiplies_whole("blk.11.ffn_down_exps.weight"));
   EXPECT_TRUE(loader_multiplies_whole("blk.27.nextn.eh_proj.weight"));
+  EXPECT_TRUE(loader_multiplies_whole("blk.3.attn_k_b.weight"));  // per-head stacks, like the experts
+  EXPECT_TRUE(loader_multiplies_whole("blk.3.attn_v_b.weight"));
   EXPECT_TRUE(loader_multiplies_whole("output.weight"));
   EXPECT_FALSE(loader_multiplies_whole("token_embd.weight"));      // rows looked up
   EXPECT_FALSE(loader_multiplies_whole("blk.3.attn_kv_b.weight"));  // rows split into the absorbed matrices
