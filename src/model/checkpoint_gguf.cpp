@@ -27,10 +27,12 @@ namespace {
 
 // One tensor of the output file and where its bytes come from.
 struct Planned {
-  enum class Kind { Stored, Experts, TiedHead };
+  // UkT, Uv: MLA's absorbed matrices, split from attn_kv_b (as pack_gguf does).
+  enum class Kind { Stored, Experts, TiedHead, UkT, Uv };
   Kind kind = Kind::Stored;
   std::string name;    // GGUF name
-  std::string stored;  // checkpoint name (Stored)
+  std::string stored;  // checkpoint name (Stored, UkT, Uv: that of attn_kv_b)
+  std::string source;  // UkT, Uv: the GGUF name of the attn_kv_b they come from
   size_t rank = 2;
   int layer = 0;                      // Experts
   ExpertProj proj = ExpertProj::Gate;  // Experts
@@ -123,6 +125,33 @@ std::vector<Planned> plan_tensors(const ModelSource& src, const ModelConfig& c) 
   return plan;
 }
 
+// `plan` with each layer's MLA attn_kv_b replaced by the split attn_k_b
+// {heads, kv_lora, nope} (W_UK_h^T) and attn_v_b {heads, v, kv_lora} (W_UV_h),
+// the form a pre-packed file holds so that a load builds nothing
+// (model/gguf_pack.h).
+std::vector<Planned> split_mla_kv_b(const std::vector<Planned>& plan) {
+  constexpr std::string_view kKvB = "attn_kv_b.weight";
+  std::vector<Planned> out;
+  for (const Planned& p : plan) {
+    const bool kv_b = p.kind == Planned::Kind::Stored && p.name.size() > kKvB.size() &&
+                      p.name.compare(p.name.size() - kKvB.size(), kKvB.size(), kKvB) == 0;
+    if (!kv_b) {
+      out.push_back(p);
+      continue;
+    }
+    const std::string layer = p.name.substr(0, p.name.size() - kKvB.size());
+    for (Planned::Kind k : {Planned::Kind::UkT, Planned::Kind::Uv}) {
+      Planned m = p;
+      m.kind = k;
+      m.name = layer + (k == Planned::Kind::UkT ? "attn_k_b.weight" : "attn_v_b.weight");
+      m.source = p.name;
+      m.rank = 3;
+      out.push_back(m);
+    }
+  }
+  return out;
+}
+
 // t's rows (a matrix's, or a vector's elements) reordered as llama.cpp's
 // converter does: in each of `heads` heads, row 2j + i is row i * d / 2 + j.
 std::vector<uint8_t> paired_rope_rows(const TensorView& t, int heads, const std::string& where) {
@@ -179,6 +208,7 @@ CheckpointGgufReport convert_checkpoint_to_gguf(const std::string& dir, const st
   if (conv) conv->set_pool(pool);
 
   std::vector<Planned> plan = plan_tensors(*src, c);
+  if (pack_level) plan = split_mla_kv_b(plan);
   GgufModelWriter out(out_path, pack_level, pool);
   add_config_gguf_keys(c, src->arch(), out.metadata());
   out.metadata().add_string("general.name", checkpoint_model_name(dir));
@@ -193,7 +223,9 @@ CheckpointGgufReport convert_checkpoint_to_gguf(const std::string& dir, const st
     head.name = "output.weight";
     plan.push_back(head);
   }
-  for (const Planned& p : plan) out.declare(p.name, p.rank, p.kind == Planned::Kind::Experts ? c.moe.n_experts : 1);
+  for (const Planned& p : plan)
+    out.declare(p.name, p.rank,
+                p.kind == Planned::Kind::Experts ? c.moe.n_experts : p.kind == Planned::Kind::Uv ? c.n_heads : 1);
   if (!freq_factors.empty()) out.declare("rope_freqs.weight", 1);
 
   // A converted matrix is freed once written; a stored tensor's mapped pages
@@ -205,6 +237,22 @@ CheckpointGgufReport convert_checkpoint_to_gguf(const std::string& dir, const st
     const Planned& p = plan[i];
     if (p.kind == Planned::Kind::TiedHead) {
       out.write(i, *embd, 0, /*release_mapped=*/!converted(src->stored_name("token_embd.weight")));
+    } else if (p.kind == Planned::Kind::UkT || p.kind == Planned::Kind::Uv) {
+      const MlaConfig& a = c.mla;
+      const int64_t heads = c.n_heads, nope = a.qk_nope_dim;
+      const TensorView kv_b = src->tensor(p.source);
+      if (p.kind == Planned::Kind::UkT) {
+        const DType t = built_uk_type(kv_b.dtype, nope);
+        const std::unique_ptr<uint8_t[]> uk_t = transpose_uk(kv_b, a, static_cast<int>(heads), t);
+        out.write(i, TensorView{t, {heads, a.kv_lora_rank, nope}, uk_t.get()});
+      } else {  // after its UkT: kv_b is done with
+        for (int64_t h = 0; h < heads; ++h) out.write(i, kv_b_uv_head(kv_b, a, h), h);
+        if (converted(p.stored)) {
+          src->note_done_with(kv_b);
+        } else {
+          release_mapped_range(kv_b.data, kv_b.nbytes());
+        }
+      }
     } else if (p.kind == Planned::Kind::Experts) {
       for (int e = 0; e < c.moe.n_experts; ++e) {
         const std::string name = deepseek_hf_expert_name(p.layer, e, expert_proj_name(p.proj));

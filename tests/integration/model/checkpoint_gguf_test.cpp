@@ -187,6 +187,16 @@ TEST(CheckpointGguf, PackedFileMapsTheMatricesInPlace) {
   EXPECT_EQ(g->find_tensor("blk.0.attn_output.weight")->layout, TensorLayout::Panels16);
   EXPECT_EQ(g->find_tensor("blk.1.ffn_up_exps.weight")->layout, TensorLayout::Panels16);
   EXPECT_EQ(g->find_tensor("token_embd.weight")->layout, TensorLayout::Rows);
+  // MLA's absorbed matrices are stored split, so the load builds nothing either
+  EXPECT_EQ(g->find_tensor("blk.0.attn_kv_b.weight"), nullptr);
+  ASSERT_NE(g->find_tensor("blk.0.attn_k_b.weight"), nullptr);
+  ASSERT_NE(g->find_tensor("blk.0.attn_v_b.weight"), nullptr);
+  ::testing::internal::CaptureStderr();
+  load_model(file);
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find("weights ready in"), std::string::npos) << log;
+  EXPECT_EQ(log.find("built"), std::string::npos) << log;
+  EXPECT_EQ(log.find("repacked"), std::string::npos) << log;
 }
 
 TEST(CheckpointGguf, ShardedCheckpointConvertsAsTheSingleFile) {
