@@ -54,8 +54,7 @@ int32_t StepBudget::offer(int32_t uncomputed, int64_t position) const {
   if (is_short(uncomputed, position)) return chunk_tokens(uncomputed, left_, 0);
   const int32_t n = chunk_tokens(uncomputed, left_ - short_reserved_, cap());
   if (n == 0 || cap() == 0) return n;
-  const int32_t floor = std::min(n, std::max(1, cap() / kCostCappedChunkFloor));
-  return std::max(floor, cost_.chunk(position, cost_.cost(0, cap()), n));
+  return cost_.chunk(position, cost_.cost(0, cap()), n);
 }
 
 void StepBudget::take(int32_t uncomputed, int64_t position, int32_t n) {

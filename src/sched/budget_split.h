@@ -56,28 +56,11 @@ struct ChunkLimits {
 // most the long one when both are set.
 ChunkLimits resolve_chunk_limits(int32_t long_threshold, int32_t shared_threshold, int32_t block_size);
 
-// Steps after the last one that held short work during which long chunks stay
-// at the shared cap. An interactive client sends its next request right after
-// the previous answer; without the hold the step it arrives during is a full
-// long chunk, and the short request waits for all of it before its own first
-// step. Holding costs a long prompt little: a few shared-size chunks, after
-// which it returns to full chunks when no short work comes.
-constexpr int32_t kSharedStepHold = 4;
-
-// A cost-capped chunk keeps at least 1/kCostCappedChunkFloor of its cap in
-// tokens. Without a floor, pricing feeds on itself: attention over a long
-// context also reads the whole cached context once per chunk, a cost the price
-// (per token and per token-position) cannot express, so the fitted price per
-// position rises as chunks shrink, which shrinks them further, until a long
-// prompt deep in its context advances a token or two per step.
-constexpr int32_t kCostCappedChunkFloor = 8;
-
 // One step's budget as it is handed out, short work before long chunks.
 class StepBudget {
  public:
   // `short_reserved`: missing tokens of the short work to be served in this
-  // step, held back from long chunks; `shared`: long chunks take the shared cap (the step
-  // holds short work, or did lately: kSharedStepHold).
+  // step, held back from long chunks; `shared`: the step holds short work.
   // `cost`: how chunks are priced (the default prices a token as one unit, so
   // caps count tokens).
   StepBudget(int32_t tokens, ChunkLimits limits, int32_t short_reserved, bool shared, PrefillCost cost = {});
@@ -90,8 +73,8 @@ class StepBudget {
 
   // Tokens a sequence with `uncomputed` missing tokens after `position` may
   // compute now: all of them for short work (within what is left), else a chunk
-  // of what the unserved short work leaves, cut to the cap's cost but not below
-  // the floor (see above). 0 = none this step.
+  // of what the unserved short work leaves, cut to the cap's cost (see above).
+  // 0 = none this step.
   int32_t offer(int32_t uncomputed, int64_t position) const;
   // Records that that sequence computes `n` now.
   void take(int32_t uncomputed, int64_t position, int32_t n);

@@ -224,7 +224,7 @@ std::vector<EndedRequest> Scheduler::enforce_time_limits(double now) {
   return ended;
 }
 
-StepBudget Scheduler::plan_budget() {
+StepBudget Scheduler::plan_budget() const {
   int32_t running_short = 0, running_long = 0;
   for (const Request* r : running_) {
     const int32_t uncomputed = r->num_uncomputed_tokens();
@@ -247,9 +247,7 @@ StepBudget Scheduler::plan_budget() {
     seqs += w.num_samples;
     return true;
   });
-  const bool short_work = running_short > 0 || short_waiting;
-  plans_since_short_work_ = short_work ? 0 : std::min(plans_since_short_work_ + 1, kSharedStepHold + 1);
-  return StepBudget(step_tokens_, limits_, running_short + waiting_short, plans_since_short_work_ <= kSharedStepHold,
+  return StepBudget(step_tokens_, limits_, running_short + waiting_short, running_short > 0 || short_waiting,
                     cfg_.prefill_cost);
 }
 

@@ -228,9 +228,8 @@ class Scheduler {
   // The step's budget: it reserves the missing tokens of the running short
   // work, then those of the short prompts admission reaches first while every
   // running long prompt keeps room for one shared chunk; it is shared when
-  // any short work runs or is admissible (sequence slots) at the front, or
-  // did within the last kSharedStepHold plans (budget_split.h).
-  StepBudget plan_budget();
+  // any short work runs or is admissible (sequence slots) at the front.
+  StepBudget plan_budget() const;
   bool schedule_running(SchedulerOutput& out, StepBudget& budget);
   // The less urgent running sequences allowed to compute in an interactive step
   // (empty set and false when the step is not interactive).
@@ -277,7 +276,6 @@ class Scheduler {
   StepLimits step_;
   int64_t deadline_requests_ = 0;  // live sequences with a deadline (forks included)
   int32_t interactive_left_ = 0;  // this step: tokens less urgent sequences may still compute (max: no cap)
-  int32_t plans_since_short_work_ = kSharedStepHold + 1;  // plan_budget() calls since one found short work
   int32_t scored_rows_left_ = 0;  // this step: prompt positions that may still be scored (max_scored_prompt_rows)
   double now_ = 0;                // the latest enforce_time_limits() time
   double interactive_until_ = -1; // steps stay interactive until this time (see interactive_hold_s)

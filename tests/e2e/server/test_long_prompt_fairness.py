@@ -14,9 +14,8 @@ costs no more than one at position 0 (the scheduler prices chunks by cost,
 sched/prefill_cost.h), so the bounds hold at every depth:
 
   - every short request sent during the prefill finishes within SHORT_BOUND_FULL_STEPS
-    full steps plus a decode step per token: it waits for at most one step in flight
-    (a shared-size one when the previous short request ended within the last few
-    steps, sched/budget_split.h), then runs its 5 steps beside capped chunks (2.5-5.8 full steps measured,
+    full steps plus a decode step per token: it waits for at most one full step in
+    flight, then runs its 5 steps beside capped chunks (2.5-5.8 full steps measured,
     the most on a machine busy with other work; by tokens alone, short requests deep
     in the prefill took 12-29 full steps: tests/README.md);
   - the long prompt is not starved: its prefill ends within LONG_BOUND_FULL_STEPS full

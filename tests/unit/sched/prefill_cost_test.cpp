@@ -74,18 +74,17 @@ TEST(CostCappedChunks, AChunkDeepInAPromptGetsFewerTokensThanOneAtItsStart) {
   EXPECT_EQ(by_tokens.offer(1000, 7000), 512);
 }
 
-TEST(CostCappedChunks, TheCapsCostIsNeverExceededButByTheFloor) {
+TEST(CostCappedChunks, TheCapsCostIsNeverExceededButByTheOneTokenMinimum) {
   const ChunkLimits limits{512, 64};
   for (double rate : {kShapeRate, 1.5e-3, 0.05, 2.0}) {
     const PrefillCost cost{rate};
     for (bool shared : {false, true}) {
       const StepBudget b(2048, limits, shared ? 8 : 0, shared, cost);
-      const int32_t cap = shared ? 64 : 512, floor = cap / kCostCappedChunkFloor;
-      const double cap_cost = cost.cost(0, cap);
+      const double cap_cost = cost.cost(0, shared ? 64 : 512);
       for (int64_t p = 0; p <= 32000; p += 250) {
         const int32_t n = b.offer(100000, p);
-        ASSERT_GE(n, floor) << "a long prompt always progresses by at least the floor";
-        ASSERT_TRUE(cost.cost(p, n) <= cap_cost || n == floor) << "rate " << rate << " p " << p << " n " << n;
+        ASSERT_GE(n, 1) << "a long prompt always progresses";
+        ASSERT_TRUE(cost.cost(p, n) <= cap_cost || n == 1) << "rate " << rate << " p " << p << " n " << n;
       }
     }
   }
@@ -102,8 +101,7 @@ TEST(CostCappedChunks, DecodesAreShortWorkAtAnyDepthButADeepPromptTailIsNot) {
   EXPECT_LT(b.offer(64, 7000), 64);     // so it is chunked like a long prompt
   b.take(1, 100000, 1);
   b.take(1, 50000, 1);
-  EXPECT_EQ(b.offer(8000, 7000), std::max(64 / kCostCappedChunkFloor, cost.max_tokens(7000, cost.cost(0, 64), 64)));
-  EXPECT_EQ(b.offer(3, 7000), 3);  // the floor never asks for more than is missing
+  EXPECT_EQ(b.offer(8000, 7000), cost.max_tokens(7000, cost.cost(0, 64), 64));
 }
 
 StepCostFit::Work work(double tokens, double positions) { return StepCostFit::Work{tokens, positions}; }

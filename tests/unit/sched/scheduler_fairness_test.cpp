@@ -45,28 +45,10 @@ TEST(SchedulerFairness, ShortPromptArrivingDuringALongPrefillRunsWholeInTheNextS
   EXPECT_EQ(step(s), (Chunks{{1, 4}, {2, 1}}));  // the decode gets its token
   EXPECT_EQ(step(s), (Chunks{{1, 4}, {2, 1}}));
   EXPECT_EQ(s.find(2), nullptr);  // 3 tokens: finished
-}
 
-TEST(SchedulerFairness, LongChunksStayAtTheSharedCapForAFewStepsAfterShortWork) {
-  SchedulerConfig c = tiny_config(8, /*budget=*/32, /*num_blocks=*/64, true, /*threshold=*/16);
-  c.max_model_len = 256;
-  Scheduler s(c);
-  s.add_request(params(1, iota_tokens(1, 160), /*max_tokens=*/1));
-  EXPECT_EQ(step(s), (Chunks{{1, 16}}));  // alone: a full threshold chunk
-
-  s.add_request(params(2, iota_tokens(1001, 3), /*max_tokens=*/1));
-  EXPECT_EQ(step(s), (Chunks{{1, 4}, {2, 3}}));
-  EXPECT_EQ(s.find(2), nullptr);  // one output: finished in its prompt's step
-  // The steps right after keep shared-size chunks, so that a client's next short
-  // request, sent as the previous answer arrives, does not wait for a full chunk.
-  EXPECT_EQ(step(s), (Chunks{{1, 4}}));  // held
-  for (int k = 1; k < kSharedStepHold - 1; ++k) EXPECT_EQ(step(s), (Chunks{{1, 4}})) << "held step " << k;
-  s.add_request(params(3, iota_tokens(2001, 3), /*max_tokens=*/1));
-  EXPECT_EQ(step(s), (Chunks{{1, 4}, {3, 3}}));  // it runs at once, beside a shared chunk
-  EXPECT_EQ(s.find(3), nullptr);
-  for (int k = 0; k < kSharedStepHold; ++k) EXPECT_EQ(step(s), (Chunks{{1, 4}})) << "held step " << k;
-  EXPECT_EQ(step(s), (Chunks{{1, 16}}));  // no short work for the whole hold: full chunks again
-  EXPECT_EQ(step(s), (Chunks{{1, 16}}));
+  EXPECT_EQ(step(s), (Chunks{{1, 16}}));  // alone again
+  EXPECT_EQ(step(s), (Chunks{{1, 4}}));   // its prompt's tail samples
+  EXPECT_EQ(num_outputs(s, 1), 1);
 }
 
 TEST(SchedulerFairness, EveryRunningDecodeGetsItsTokenBesideLongPrompts) {
