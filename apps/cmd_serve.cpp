@@ -44,7 +44,7 @@ int run_serve(ServeOptions o) {
   server::block_shutdown_signals();  // before any thread starts
   if (!o.api_keys_file.empty()) o.serve.tenants = server::load_tenants_file(o.api_keys_file);
   o.serve.metric_naming = *server::parse_metric_naming(o.metrics_names);  // checked by the option
-  const EngineConfig cfg = make_engine_config(o.model, o.engine);
+  EngineConfig cfg = make_engine_config(o.model, o.engine);
   auto bundle = ModelBundle::open(o.model.model, o.model.threads, load_options(o.model));
   apply_output_parsers(*bundle, o.parsers);
   if (o.serve.model_name.empty()) o.serve.model_name = default_model_name(o.model.model);
@@ -59,6 +59,7 @@ int run_serve(ServeOptions o) {
     std::fprintf(stderr, "deepbatch serve: memory read bandwidth %.1f GB/s (%d threads)\n",
                  o.serve.machine_read_bandwidth / 1e9, cfg.threads);
   }
+  cfg.read_bytes_per_s = o.serve.machine_read_bandwidth;  // measured once, for the MoE batch choice too
   Engine engine(*bundle, cfg);
   std::fprintf(stderr, "deepbatch serve: %s\n", engine.kv_cache_summary().c_str());
   if (cfg.sla.enabled())

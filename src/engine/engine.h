@@ -49,6 +49,9 @@ struct EngineConfig {
   // choice of engine/moe_batch_sizing.h (logged to stderr); the command line sets
   // them when the option is not given. Dense models keep the values above.
   bool auto_max_num_seqs = false, auto_max_num_batched_tokens = false;
+  // Memory read bandwidth (bytes/s) for that choice when the caller already has
+  // it (serve measures it for its roofline gauge); 0 = measured at start.
+  double read_bytes_per_s = 0;
   int long_prefill_threshold = 0;        // a prompt chunk longer than this is capped so short ones run too;
                                          // in steps shared with decodes or short prompts, at an eighth of it
                                          // (0 = auto: a quarter of max_num_batched_tokens, in whole blocks)

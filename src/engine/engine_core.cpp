@@ -93,7 +93,7 @@ EngineConfig with_moe_batch_defaults(const Model& model, const WeightReadBytes& 
   in.n_experts_used = mc.moe.n_experts_used;
   in.expert_bytes_per_weight = routed_weights > 0 ? static_cast<double>(weights.routed_experts) / routed_weights : 0;
   ThreadPool pool(resolve_threads(cfg.threads));
-  in.read_bytes_per_s = measure_read_bandwidth(pool);
+  in.read_bytes_per_s = cfg.read_bytes_per_s > 0 ? cfg.read_bytes_per_s : measure_read_bandwidth(pool);
   in.int8_macs_per_s = measure_int8_peak(pool);
   in.kv_pool_tokens = int64_t{engine_num_kv_blocks(model, cfg)} * cfg.block_size;
   in.tokens_per_sequence = cfg.decode_headroom;
