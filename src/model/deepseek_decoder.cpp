@@ -1,7 +1,9 @@
 #include "model/deepseek_decoder.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "kernels/cpu/attention_kv_write.h"
@@ -33,6 +35,7 @@ DeepseekDecoder::DeepseekDecoder(std::unique_ptr<ModelSource> src, ModelConfig c
   inv_freq_ = rope_inv_freq(config_);
   rope_mscale_ = rope_mscale(config_);
   if (config_.moe.enabled()) moe_ = std::make_unique<MoeFeedForward>(config_.moe, config_.hidden);
+  if (layer_profile_requested()) profile_ = std::make_unique<LayerProfile>(config_.n_layers);
 }
 
 KVCacheShape DeepseekDecoder::kv_cache_shape() const {
@@ -119,39 +122,50 @@ void DeepseekDecoder::expand_values(const MlaLayerWeights& w, int64_t n, ThreadP
 }
 
 void DeepseekDecoder::attention_block(const MlaLayerWeights& w, int layer, const Batch& batch,
-                                      const AttentionMetadata& attn, KVStore& kv, ThreadPool& pool) {
+                                      const AttentionMetadata& attn, KVStore& kv, ThreadPool& pool,
+                                      LayerProfile* profile) {
   const MlaConfig& a = config_.mla;
   const int64_t n = batch.num_tokens(), row = a.kv_lora_rank + a.qk_rope_dim;
+  std::optional<LayerTimer> timer(std::in_place, profile, layer, LayerBlock::AttnQkv);
   project_qkv(w, n, pool);
 
   // Rows go to distinct slots (check_batch verified the mapping), so the threads split them.
+  timer.emplace(profile, layer, LayerBlock::AttnCore);
   const auto out = kernels::PagedKVLayerOut::keys_only(kv.k_layer(layer), kv.dtype(), kv.num_slots(), row);
   pool.parallel_for(n, [&](int64_t begin, int64_t end) {
     kernels::write_kv_rows(s_.kv_a.data() + begin * row, nullptr, row, end - begin, attn.slot_mapping.data() + begin,
                            out);
   });
 
+  timer.emplace(profile, layer, LayerBlock::AttnAbsorb);
   absorb_queries(w, n, pool);
+  timer.emplace(profile, layer, LayerBlock::AttnCore);
   const auto layer_kv = kernels::PagedKVLayer::latent(kv.k_layer(layer), kv.dtype(), kv.num_slots(),
                                                       static_cast<int>(row), a.kv_lora_rank);
   const kernels::AttentionQueries queries{s_.q_abs.data(),         config_.n_heads,    batch.num_seqs(),
                                           batch.query_start.data(), batch.positions.data(), attn.block_tables.data(),
                                           attn.block_size,         a.softmax_scale};
   kernels::paged_attention(queries, layer_kv, s_.lat.data(), s_.attention, pool);
+  timer.emplace(profile, layer, LayerBlock::AttnAbsorb);
   expand_values(w, n, pool);
 
+  timer.emplace(profile, layer, LayerBlock::AttnOut);
   kernels::matmul(w.attn_output, s_.attn.data(), n, s_.xn.data(), pool);
   add_rows_then_norm(s_.x.data(), s_.xn.data(), w.ffn_norm, n, config_.hidden, config_.rms_eps, pool);
 }
 
 void DeepseekDecoder::feed_forward_block(const MlaLayerWeights& w, int layer, bool moe,
-                                         const std::vector<float>* next_norm, int64_t n, ThreadPool& pool) {
+                                         const std::vector<float>* next_norm, int64_t n, ThreadPool& pool,
+                                         LayerProfile* profile) {
   if (moe) {
-    moe_->forward(w.moe, s_.xn.data(), n, s_.xn.data(), pool);
+    moe_->forward(w.moe, s_.xn.data(), n, s_.xn.data(), pool, profile, layer);
+    LayerTimer timer(profile, layer, LayerBlock::Router);
     if (layer < config_.n_layers) router_stats_.record(layer, moe_->tokens_per_expert());
   } else {
+    LayerTimer timer(profile, layer, LayerBlock::DenseFfn);
     dense_feed_forward(w.ffn_gate, w.ffn_up, w.ffn_down, n, s_, pool);
   }
+  LayerTimer timer(profile, layer, moe ? LayerBlock::Shared : LayerBlock::DenseFfn);
   add_block_output(s_, next_norm, n, config_.hidden, config_.rms_eps, pool);
 }
 
@@ -159,21 +173,28 @@ void DeepseekDecoder::forward(const Batch& batch, const AttentionMetadata& attn,
                               std::vector<float>& logits) {
   const int64_t n = check_step(batch, attn, kv, kv_cache_shape(), config_.vocab, logits);
   if (n == 0) return;
+  LayerProfile* const profile = profile_.get();
+  if (profile) profile->begin_step(n, batch.num_seqs());
   reserve(n, static_cast<int64_t>(batch.logits_indices.size()));
+  std::optional<LayerTimer> timer(std::in_place, profile, config_.n_layers, LayerBlock::Embed);
   start_step(batch, weights_.token_embd, inv_freq_, config_.mla.qk_rope_dim / 2, rope_mscale_,
              weights_.layers.front().attn_norm, config_.hidden, config_.rms_eps, s_, pool);
+  timer.reset();
   for (int layer = 0; layer < config_.n_layers; ++layer) {
     const MlaLayerWeights& w = weights_.layers[static_cast<size_t>(layer)];
-    attention_block(w, layer, batch, attn, kv, pool);
+    attention_block(w, layer, batch, attn, kv, pool, profile);
     const bool last = layer + 1 == config_.n_layers;
     feed_forward_block(w, layer, config_.moe.is_moe_layer(layer),
-                       last ? nullptr : &weights_.layers[static_cast<size_t>(layer) + 1].attn_norm, n, pool);
+                       last ? nullptr : &weights_.layers[static_cast<size_t>(layer) + 1].attn_norm, n, pool, profile);
   }
+  timer.emplace(profile, config_.n_layers, LayerBlock::Head);  // with the MTP module's final norm
   if (mtp_) {  // the MTP drafter reads every token's final hidden state
     last_hidden_.resize(static_cast<size_t>(n * config_.hidden));
     norm_rows(s_.x.data(), weights_.output_norm, n, config_.hidden, config_.rms_eps, last_hidden_.data(), pool);
   }
   project_logits(batch, weights_, config_.hidden, config_.vocab, config_.rms_eps, s_, logits, pool);
+  timer.reset();
+  if (profile) profile->end_step();
 }
 
 class DeepseekDecoder::Mtp final : public MtpModule {
@@ -207,8 +228,8 @@ class DeepseekDecoder::Mtp final : public MtpModule {
     kernels::matmul(m.eh_proj, cat_.data(), n, s.x.data(), pool);
     rope_tables(batch, d_.inv_freq_, c.mla.qk_rope_dim / 2, d_.rope_mscale_, s, pool);
     norm_rows(s.x.data(), m.block.attn_norm, n, h, c.rms_eps, s.xn.data(), pool);
-    d_.attention_block(m.block, 0, batch, attn, kv, pool);
-    d_.feed_forward_block(m.block, c.n_layers, c.moe.is_moe_layer(c.n_layers - 1), nullptr, n, pool);
+    d_.attention_block(m.block, 0, batch, attn, kv, pool, nullptr);
+    d_.feed_forward_block(m.block, c.n_layers, c.moe.is_moe_layer(c.n_layers - 1), nullptr, n, pool, nullptr);
     std::memcpy(hidden_out.data(), s.x.data(), static_cast<size_t>(n * h) * sizeof(float));
   }
 
@@ -237,6 +258,10 @@ MtpModule* DeepseekDecoder::mtp(ThreadPool* load_pool) {
   return mtp_.get();
 }
 
-DeepseekDecoder::~DeepseekDecoder() = default;
+DeepseekDecoder::~DeepseekDecoder() {
+  if (!profile_) return;
+  const std::string table = profile_->table();
+  if (!table.empty()) std::fputs(table.c_str(), stderr);
+}
 
 }  // namespace db

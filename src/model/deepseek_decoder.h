@@ -29,6 +29,7 @@
 #include "kernels/matmul.h"
 #include "model/decoder_steps.h"
 #include "model/deepseek_weights.h"
+#include "model/layer_profile.h"
 #include "model/model.h"
 #include "model/model_source.h"
 #include "model/moe_feed_forward.h"
@@ -53,6 +54,13 @@ class DeepseekDecoder : public Model {
   MtpModule* mtp(ThreadPool* load_pool = nullptr) override;
   std::span<const float> last_hidden_states() const override { return last_hidden_; }
 
+  // Per-layer block times of every forward() since the model was built
+  // (model/layer_profile.h): kept only when layer_profile_requested() was true
+  // at construction (DB_PROFILE_LAYERS=1), else nullptr and nothing is timed.
+  // The destructor prints its table to stderr, so a `deepbatch` command run
+  // with the variable set ends with it. MTP steps are not timed.
+  const LayerProfile* layer_profile() const { return profile_.get(); }
+
  private:
   // Activations of one step besides DecoderScratch's (grown, never shrunk).
   struct Scratch : DecoderScratch {
@@ -72,9 +80,9 @@ class DeepseekDecoder : public Model {
   void reserve(int64_t n, int64_t n_logits);
   // Blocks read their normed input from s_.xn, add their output to s_.x and leave
   // the next block's normed input in s_.xn. Attention reads and writes layer
-  // kv_layer of kv.
+  // kv_layer of kv. With a profile, the parts are timed into its row kv_layer.
   void attention_block(const MlaLayerWeights& w, int kv_layer, const Batch& batch, const AttentionMetadata& attn,
-                       KVStore& kv, ThreadPool& pool);
+                       KVStore& kv, ThreadPool& pool, LayerProfile* profile);
   // s_.q and s_.kv_a from s_.xn; kv_a normed and roped into the cache row, q's rope part roped.
   void project_qkv(const MlaLayerWeights& w, int64_t n, ThreadPool& pool);
   // s_.q_abs from s_.q: per head W_UK_h^T q_nope_h, then q_pe_h.
@@ -88,8 +96,9 @@ class DeepseekDecoder : public Model {
                          int64_t n, float* out, int64_t ld_out, ThreadPool& pool);
   // `moe`: DeepSeekMoE, counted as router layer `layer` when it is one of the
   // model's blocks; else dense. next_norm: the next block's input norm (null: none).
+  // With a profile, timed into its row `layer`.
   void feed_forward_block(const MlaLayerWeights& w, int layer, bool moe, const std::vector<float>* next_norm,
-                          int64_t n, ThreadPool& pool);
+                          int64_t n, ThreadPool& pool, LayerProfile* profile);
 
   std::unique_ptr<ModelSource> src_;
   ModelConfig config_;
@@ -102,6 +111,7 @@ class DeepseekDecoder : public Model {
   Scratch s_;
   std::unique_ptr<Mtp> mtp_;        // null until mtp() loads it
   std::vector<float> last_hidden_;  // [n][hidden] while the MTP module is loaded
+  std::unique_ptr<LayerProfile> profile_;  // null unless asked for (layer_profile())
 };
 
 }  // namespace db

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "kernels/matmul.h"
@@ -195,7 +196,8 @@ void MoeFeedForward::reserve(int64_t n) {
   grow(ug_, n * ffn);
 }
 
-void MoeFeedForward::forward(const MoeLayerWeights& w, const float* xn, int64_t n, float* out, ThreadPool& pool) {
+void MoeFeedForward::forward(const MoeLayerWeights& w, const float* xn, int64_t n, float* out, ThreadPool& pool,
+                             LayerProfile* profile, int row) {
   check_moe_layer_weights(c_, hidden_, w);
   const int64_t k = c_.n_experts_used, h = hidden_, n_exp = c_.n_experts;
   std::fill(tokens_per_expert_.begin(), tokens_per_expert_.end(), 0);
@@ -203,6 +205,7 @@ void MoeFeedForward::forward(const MoeLayerWeights& w, const float* xn, int64_t 
   if (n <= 0) return;
   reserve(n);
 
+  std::optional<LayerTimer> timer(std::in_place, profile, row, LayerBlock::Router);
   // Router logits and routing.
   TensorView router;
   router.dtype = DType::F32;
@@ -227,6 +230,7 @@ void MoeFeedForward::forward(const MoeLayerWeights& w, const float* xn, int64_t 
   }
 
   // Routed experts, ascending index; each token's sum gets its terms in that order.
+  timer.emplace(profile, row, LayerBlock::Experts);
   std::fill(routed_.begin(), routed_.begin() + n * h, 0.0f);
   for (int64_t e = 0; e < n_exp; ++e) {
     const int64_t m = tokens_per_expert_[e];
@@ -253,6 +257,7 @@ void MoeFeedForward::forward(const MoeLayerWeights& w, const float* xn, int64_t 
   }
 
   // Shared experts over all rows (xn is read by the gate/up product before out is written).
+  timer.emplace(profile, row, LayerBlock::Shared);
   if (c_.n_shared_experts > 0) {
     kernels::matmul_swiglu(w.shared.gate, w.shared.up, xn, n, hg_.data(), ug_.data(), pool);
     kernels::matmul(w.shared.down, hg_.data(), n, out, pool);

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "model/layer_profile.h"
 #include "model/moe_config.h"
 #include "tensor/tensor.h"
 #include "util/thread_pool.h"
@@ -93,7 +94,10 @@ class MoeFeedForward {
   // out[t] = the block's output for xn[t] (the FFN-normed hidden state), t < n;
   // xn and out are n rows of hidden floats; out may alias xn (xn is read in
   // full before out is written). Checks w with check_moe_layer_weights.
-  void forward(const MoeLayerWeights& w, const float* xn, int64_t n, float* out, ThreadPool& pool);
+  // With a profile, the router, the routed experts and the shared experts are
+  // timed into row `row` of it (model/layer_profile.h); null: nothing is timed.
+  void forward(const MoeLayerWeights& w, const float* xn, int64_t n, float* out, ThreadPool& pool,
+               LayerProfile* profile = nullptr, int row = 0);
 
   const MoeConfig& config() const { return c_; }
   int64_t hidden() const { return hidden_; }
