@@ -15,14 +15,30 @@ struct InvarianceCase {
   int threshold;        // long_prefill_threshold (0 = auto)
   bool prefix_caching;  // enable_prefix_caching
   int kv_blocks;        // KV pool size; 0 = plenty, else small enough to force preemption
+  // The admission rule, and for Reserve the outputs each admission reserves blocks
+  // for: with a small pool, one output (fewer than any request asks for), so that
+  // sequences outgrow their reservations and preempt one another.
+  AdmissionPolicy admission = AdmissionPolicy::Reserve;
+  int decode_headroom = EngineConfig{}.decode_headroom;
 };
 
+// The reserve rule preempts only a sequence that crosses into a block beyond its
+// reservation while none is free, so its case uses 16-token blocks, which the
+// batches' 6..16 outputs cross about once a sequence (with 64-token blocks most
+// never cross one: 0 to 3 preemptions a run, the steps' timing deciding), and
+// prefix caching, whose hits on blocks other sequences hold are admitted without
+// taking free ones, so the pool runs full (without it, the blocks that finishing
+// sequences free mostly cover the growth: 0 to 2 a run on the DeepSeek fixtures;
+// with it, 9 to 23 there).
 std::vector<InvarianceCase> invariance_cases(int block_size) {
+  constexpr AdmissionPolicy kFirstChunk = AdmissionPolicy::FirstChunk, kReserve = AdmissionPolicy::Reserve;
   if (block_size == 16)
     return {{"Budget16_PrefixCache", 16, 0, true, 0},
             {"Threshold16_NoPrefixCache", 512, 16, false, 0},
-            {"Preemption_PrefixCache", 256, 0, true, 40}};
-  return {{"Budget16_PrefixCache", 16, 0, true, 0}, {"Preemption_Threshold16_NoPrefixCache", 256, 16, false, 12}};
+            {"Preemption_PrefixCache", 256, 0, true, 40, kFirstChunk},
+            {"ReservePreemption_PrefixCache", 256, 0, true, 24, kReserve, 1}};
+  return {{"Budget16_PrefixCache", 16, 0, true, 0},
+          {"Preemption_Threshold16_NoPrefixCache", 256, 16, false, 12, kFirstChunk}};
 }
 
 // Each of `base` alone in an engine of `cfg` with a KV pool of 2048 tokens.
@@ -56,8 +72,11 @@ void expect_batch_matches_alone(ModelBundle& bundle, EngineConfig cfg, const Inv
   cfg.long_prefill_threshold = c.threshold;
   cfg.enable_prefix_caching = c.prefix_caching;
   // A small pool forces preemption under the first-chunk rule whatever the steps'
-  // timing; the default rule admits what the pool holds to the end (scheduler.h).
-  cfg.admission = c.kv_blocks ? AdmissionPolicy::FirstChunk : AdmissionPolicy::Reserve;
+  // timing; the default rule (Reserve) admits what the pool holds for the next
+  // decode_headroom outputs, so it preempts only sequences that outgrow that
+  // (scheduler.h): its small-pool case reserves fewer outputs than any request asks for.
+  cfg.admission = c.admission;
+  cfg.decode_headroom = c.decode_headroom;
   // The prefix-cache case must see hits: interactive steps (the default while
   // priority-0 requests run and a second after) admit the other classes' prompts
   // in small chunks side by side, so repeats of a prompt arrive before its blocks

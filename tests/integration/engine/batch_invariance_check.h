@@ -29,6 +29,11 @@ struct BatchEntry {
 //                  blocks (preemption) with it.
 //   block size 64: the 16-token budget; a pool of 12 blocks with the 16-token
 //                  threshold and no prefix caching.
+// The small pools above run under the first-chunk admission rule. At block size
+// 16, one more runs under the default reserve rule with a decode headroom of one
+// output, so that sequences outgrow what their admission reserved and preempt one
+// another by recompute: a pool of 24 blocks with prefix caching. Every small-pool
+// case must preempt.
 // With cfg.speculative enabled, the references still decode plainly (no
 // drafts): each request alone with speculation, and the batch with it, must
 // give exactly their tokens, with drafts verified and some accepted.
