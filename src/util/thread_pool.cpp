@@ -18,6 +18,7 @@
 #endif
 #if defined(__linux__)
 #include <linux/futex.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #endif
@@ -26,6 +27,11 @@ namespace db {
 
 int resolve_threads(int threads) {
   if (threads > 0) return threads;
+  // The CPUs this process may run on (taskset, cpusets, a NUMA placement), not
+  // every CPU of the machine: more threads than those only take turns.
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 

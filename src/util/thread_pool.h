@@ -11,7 +11,8 @@
 
 namespace db {
 
-// `threads` if positive, else one per core (the meaning of a thread count of 0).
+// `threads` if positive, else one per CPU this process may run on (its affinity:
+// taskset, cpusets, --numa), the meaning of a thread count of 0.
 int resolve_threads(int threads);
 
 class ThreadPool {

@@ -1,6 +1,7 @@
 #include "util/thread_pool.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
@@ -15,6 +16,27 @@ namespace db {
 namespace {
 
 TEST(ThreadPool, RejectsZeroThreads) { EXPECT_THROW(ThreadPool(0), Error); }
+
+// A thread count of 0 means one per CPU the process may run on: a thread pinned
+// to one CPU (as taskset or a NUMA placement would) resolves it to 1.
+TEST(ThreadPool, ZeroThreadsMeansTheAllowedCpus) {
+  EXPECT_EQ(resolve_threads(3), 3);
+  cpu_set_t all;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(all), &all), 0);
+  EXPECT_EQ(resolve_threads(0), CPU_COUNT(&all));
+  int pinned = -1;
+  std::thread([&] {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &all)) {
+        CPU_SET(c, &one);
+        break;
+      }
+    if (sched_setaffinity(0, sizeof(one), &one) == 0) pinned = resolve_threads(0);
+  }).join();
+  EXPECT_EQ(pinned, 1);
+}
 
 TEST(ThreadPool, RunCallsEveryThreadIdOnce) {
   for (int n : {1, 2, 3, 5}) {

@@ -1,0 +1,61 @@
+#include "dist/numa_apply.h"
+
+#include <linux/mempolicy.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "util/error.h"
+
+namespace db::dist {
+
+namespace {
+
+constexpr int kMaxNodes = 1024;
+constexpr size_t kMaskWords = kMaxNodes / (8 * sizeof(unsigned long));
+
+std::string sys_reason(const char* call) { return std::string(call) + ": " + std::strerror(errno); }
+
+}  // namespace
+
+void apply_numa_placement(const NumaPlacement& p) {
+  if (!p.cpus.empty()) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c : p.cpus) {
+      if (c < 0 || c >= CPU_SETSIZE) throw Error("NUMA placement names CPU " + std::to_string(c));
+      CPU_SET(c, &set);
+    }
+    if (sched_setaffinity(0, sizeof(set), &set) != 0) throw Error("NUMA placement: " + sys_reason("sched_setaffinity"));
+  }
+  if (p.memory == MemoryPolicy::Default) return;
+  unsigned long mask[kMaskWords] = {};
+  for (int n : p.memory_nodes) {
+    if (n < 0 || n >= kMaxNodes) throw Error("NUMA placement names node " + std::to_string(n));
+    mask[static_cast<size_t>(n) / (8 * sizeof(unsigned long))] |= 1UL << (n % (8 * sizeof(unsigned long)));
+  }
+  const int mode = p.memory == MemoryPolicy::Preferred ? MPOL_PREFERRED : MPOL_INTERLEAVE;
+  if (syscall(SYS_set_mempolicy, mode, mask, static_cast<unsigned long>(kMaxNodes) + 1) != 0)
+    throw Error("NUMA placement: " + sys_reason("set_mempolicy"));
+}
+
+AppliedMemoryPolicy current_memory_policy() {
+  int mode = 0;
+  unsigned long mask[kMaskWords] = {};
+  if (syscall(SYS_get_mempolicy, &mode, mask, static_cast<unsigned long>(kMaxNodes) + 1, nullptr, 0UL) != 0)
+    throw Error(sys_reason("get_mempolicy"));
+  AppliedMemoryPolicy out;
+  out.policy = mode == MPOL_PREFERRED    ? MemoryPolicy::Preferred
+               : mode == MPOL_INTERLEAVE ? MemoryPolicy::Interleave
+                                         : MemoryPolicy::Default;
+  for (int n = 0; n < kMaxNodes; ++n)
+    if (mask[static_cast<size_t>(n) / (8 * sizeof(unsigned long))] >> (n % (8 * sizeof(unsigned long))) & 1UL)
+      out.nodes.push_back(n);
+  return out;
+}
+
+}  // namespace db::dist
