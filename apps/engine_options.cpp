@@ -3,6 +3,7 @@
 #include <cmath>
 #include <exception>
 
+#include "engine/option_values.h"
 #include "parallel_options.h"
 #include "util/thread_pool.h"
 
@@ -148,11 +149,8 @@ std::array<double, 3> parse_per_class(const std::string& option, const std::stri
 EngineConfig make_engine_config(const ModelOptions& model, const EngineOptions& engine) {
   EngineConfig c;
   c.threads = resolve_threads(model.threads);
-  c.max_num_seqs = engine.max_num_seqs > 0 ? engine.max_num_seqs : EngineConfig{}.max_num_seqs;
-  c.max_num_batched_tokens =
-      engine.max_num_batched_tokens > 0 ? engine.max_num_batched_tokens : EngineConfig{}.max_num_batched_tokens;
-  c.auto_max_num_seqs = engine.max_num_seqs == 0;
-  c.auto_max_num_batched_tokens = engine.max_num_batched_tokens == 0;
+  set_max_num_seqs(c, engine.max_num_seqs, "--max-num-seqs");
+  set_max_num_batched_tokens(c, engine.max_num_batched_tokens, "--max-num-batched-tokens");
   c.long_prefill_threshold = engine.long_prefill_threshold;
   c.prefill_cost = engine.prefill_cost == "tokens" ? PrefillCostMode::Tokens
                    : engine.prefill_cost == "shape" ? PrefillCostMode::Shape
@@ -161,7 +159,7 @@ EngineConfig make_engine_config(const ModelOptions& model, const EngineOptions& 
   c.kv_dtype = parse_kv_dtype(model.kv_dtype);
   c.kv_cache_memory = engine.kv_cache_memory;
   c.enable_prefix_caching = engine.enable_prefix_caching;
-  c.admission = engine.admission == "first-chunk" ? AdmissionPolicy::FirstChunk : AdmissionPolicy::Reserve;
+  c.admission = admission_policy_from_name(engine.admission, "--admission");
   c.decode_headroom = engine.decode_headroom;
   c.kv_watermarks = parse_per_class("--kv-watermarks", engine.kv_watermarks);
   c.max_queue_wait = parse_per_class("--max-queue-wait", engine.max_queue_wait);

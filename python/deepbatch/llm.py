@@ -14,11 +14,16 @@ Message = Dict[str, object]
 class LLM:
     """Loads `model` (a GGUF file or checkpoint directory) and starts an engine on it.
 
-    Engine options (None: the engine's default) are the CLI's engine options with
-    underscores (`deepbatch run --help`): threads (0 = all cores), max_num_seqs,
-    max_num_batched_tokens, long_prefill_threshold, block_size (16 or 64), kv_cache_dtype
+    Engine options (None: the CLI's default) are the CLI's engine options with
+    underscores (`deepbatch run --help`): threads (0 = all cores), max_num_seqs and
+    max_num_batched_tokens (None or 0 = auto: 64 and 2048, for an MoE model sized from
+    the measured read bandwidth, int8 peak and KV pool, the choice printed to stderr at
+    start), long_prefill_threshold, block_size (16 or 64), kv_cache_dtype
     ("f16", "bf16", "f32", "q8_0"), kv_cache_memory (bytes), kv_cache_fraction (of available
-    memory when kv_cache_memory is unset), enable_prefix_caching; per priority class (three
+    memory when kv_cache_memory is unset), enable_prefix_caching, admission ("reserve":
+    admit a request only when its prompt and its next decode_headroom outputs fit beside
+    what the running ones still need; "first-chunk": as soon as its first chunk fits),
+    decode_headroom (outputs, >= 1); per priority class (three
     numbers) kv_watermarks and max_queue_wait, queue_timeout_action ("promote" or
     "reject"), interactive_step_tokens, interactive_hold (seconds); memory_guard (bool),
     memory_guard_high, memory_guard_low, memory_limit (bytes); sla_tpot_p99, sla_ttft_p99,
@@ -127,8 +132,9 @@ class LLM:
 
     def stats(self) -> Dict[str, float]:
         """The engine's counters now: running, waiting (sequences); prompt_tokens,
-        generated_tokens, steps (model steps so far); num_blocks, free_blocks, kv_usage
-        (the KV pool)."""
+        generated_tokens, steps (model steps so far), preemptions (sequences preempted by
+        recompute so far), finished_sequences; num_blocks, free_blocks, kv_usage (the KV
+        pool)."""
         return self._core.stats()
 
     def get_num_unfinished_requests(self) -> int:

@@ -27,6 +27,7 @@
 #include "api/chat_request.h"
 #include "bundle/model_bundle.h"
 #include "engine/engine.h"
+#include "engine/option_values.h"
 #include "util/error.h"
 
 namespace py = pybind11;
@@ -36,15 +37,20 @@ namespace {
 
 // The engine options LLM(...) takes besides the model, by name: the CLI's engine
 // options (--max-num-seqs -> max_num_seqs), with Python values (True/False for on/off,
-// three-number sequences for per-class values). The engine validates the values.
+// three-number sequences for per-class values) and the CLI's defaults, through the
+// same parsers where the CLI has one (engine/option_values.h). The engine validates
+// the values.
 using OptionSetter = void (*)(EngineConfig&, const py::handle&);
 
 const std::vector<std::pair<std::string, OptionSetter>>& engine_option_table() {
   static const std::vector<std::pair<std::string, OptionSetter>> table = {
       {"threads", [](EngineConfig& c, const py::handle& v) { c.threads = py::cast<int>(v); }},
-      {"max_num_seqs", [](EngineConfig& c, const py::handle& v) { c.max_num_seqs = py::cast<int>(v); }},
+      {"max_num_seqs",
+       [](EngineConfig& c, const py::handle& v) { set_max_num_seqs(c, py::cast<int>(v), "max_num_seqs"); }},
       {"max_num_batched_tokens",
-       [](EngineConfig& c, const py::handle& v) { c.max_num_batched_tokens = py::cast<int>(v); }},
+       [](EngineConfig& c, const py::handle& v) {
+         set_max_num_batched_tokens(c, py::cast<int>(v), "max_num_batched_tokens");
+       }},
       {"long_prefill_threshold",
        [](EngineConfig& c, const py::handle& v) { c.long_prefill_threshold = py::cast<int>(v); }},
       {"block_size", [](EngineConfig& c, const py::handle& v) { c.block_size = py::cast<int>(v); }},
@@ -56,6 +62,11 @@ const std::vector<std::pair<std::string, OptionSetter>>& engine_option_table() {
       {"kv_cache_fraction", [](EngineConfig& c, const py::handle& v) { c.kv_cache_fraction = py::cast<double>(v); }},
       {"enable_prefix_caching",
        [](EngineConfig& c, const py::handle& v) { c.enable_prefix_caching = py::cast<bool>(v); }},
+      {"admission",
+       [](EngineConfig& c, const py::handle& v) {
+         c.admission = admission_policy_from_name(py::cast<std::string>(v), "admission");
+       }},
+      {"decode_headroom", [](EngineConfig& c, const py::handle& v) { c.decode_headroom = py::cast<int>(v); }},
       {"kv_watermarks",
        [](EngineConfig& c, const py::handle& v) { c.kv_watermarks = py::cast<std::array<double, 3>>(v); }},
       {"max_queue_wait",
@@ -95,6 +106,9 @@ const std::vector<std::pair<std::string, OptionSetter>>& engine_option_table() {
 // (db::Error) for a value out of its set.
 EngineConfig engine_config(const py::dict& opts) {
   EngineConfig c;
+  // Unset, the batch caps are the command line's "auto" (option_values.h).
+  set_max_num_seqs(c, 0, "max_num_seqs");
+  set_max_num_batched_tokens(c, 0, "max_num_batched_tokens");
   const auto& table = engine_option_table();
   for (const auto& [key, value] : opts) {
     const std::string k = py::cast<std::string>(key);
@@ -266,7 +280,8 @@ class Core {
     return run_batch_job("", &numbered, output_path, model_name);
   }
 
-  // The engine's counters now: sequences running and waiting, tokens and steps so far, KV blocks.
+  // The engine's counters now: sequences running and waiting, tokens, steps, preemptions and
+  // finished sequences so far, KV blocks.
   py::dict stats() const {
     const EngineStats st = engine_->stats();
     py::dict d;
@@ -275,6 +290,8 @@ class Core {
     d["prompt_tokens"] = st.prompt_tokens;
     d["generated_tokens"] = st.generated_tokens;
     d["steps"] = st.steps;
+    d["preemptions"] = st.preemptions;
+    d["finished_sequences"] = st.finished_sequences;
     d["num_blocks"] = st.num_blocks;
     d["free_blocks"] = st.free_blocks;
     d["kv_usage"] = st.kv_usage;

@@ -263,6 +263,66 @@ def test_int8_kv_cache_holds_more_tokens():
         LLM(MODEL, kv_cache_dtype="q4_0")
 
 
+def test_admission_and_decode_headroom_reach_the_engine():
+    """admission and decode_headroom, as --admission and --decode-headroom: on a pool of
+    about 24 blocks, 16 requests of 48 tokens (4 blocks each) preempt one another under
+    "first-chunk", never under "reserve" (each admitted with all its outputs reserved),
+    and again under "reserve" when decode_headroom=1 reserves only one output each; the
+    greedy tokens are the same all three ways. Bad values raise, naming the option."""
+    prompts = [f"{p} (variant {i})" for i in range(4) for p in PROMPTS]
+    params = SamplingParams(temperature=0, max_tokens=48, ignore_eos=True)
+    small_pool = 24 * 16 * 23040  # 24 blocks of 16 tokens at 23040 bytes/token (f16 KV)
+    runs = {}
+    for name, options in [("first-chunk", dict(admission="first-chunk")), ("reserve", dict(admission="reserve")),
+                          ("headroom 1", dict(decode_headroom=1))]:
+        engine = LLM(MODEL, threads=2, kv_cache_memory=small_pool, **options)
+        assert 20 <= engine.stats()["num_blocks"] <= 26, engine.stats()
+        tokens = [o.outputs[0].token_ids for o in engine.generate(prompts, params, use_tqdm=False)]
+        runs[name] = (tokens, engine.stats())
+        del engine
+        gc.collect()
+    assert runs["first-chunk"][1]["preemptions"] > 0, runs["first-chunk"][1]
+    assert runs["reserve"][1]["preemptions"] == 0, runs["reserve"][1]
+    assert runs["headroom 1"][1]["preemptions"] > 0, runs["headroom 1"][1]
+    for name, (tokens, stats) in runs.items():
+        assert stats["finished_sequences"] == len(prompts), (name, stats)
+        assert tokens == runs["reserve"][0], name
+    with pytest.raises(ValueError, match="admission must be reserve or first-chunk, got 'fifo'"):
+        LLM(MODEL, admission="fifo")
+    with pytest.raises(TypeError, match="admission"):
+        LLM(MODEL, admission=1)
+    with pytest.raises(ValueError, match="decode_headroom: must be at least 1"):
+        LLM(MODEL, decode_headroom=0)
+    with pytest.raises(ValueError, match="max_num_seqs must not be negative"):
+        LLM(MODEL, max_num_seqs=-1)
+
+
+def test_moe_models_size_their_batch_as_the_cli_does(capfd):
+    """Unset (or 0), max_num_seqs and max_num_batched_tokens are the CLI's auto: an MoE
+    model's engine sizes them from the measured bandwidth, int8 peak and KV pool (the
+    pool bounded at decode_headroom tokens a sequence) and prints the choice; a given
+    value is kept; a dense model keeps 64 and 2048 without a word."""
+    moe = os.path.join(SOURCE_DIR, "tests", "data", "model", "deepseek_v3_tiny_fp8")  # a checkpoint with a tokenizer
+    capfd.readouterr()
+    for options in [dict(), dict(max_num_seqs=0, max_num_batched_tokens=0)]:
+        del_me = LLM(moe, threads=1, kv_cache_memory=1 << 24, decode_headroom=96, **options)
+        del del_me
+        err = capfd.readouterr().err
+        assert "MoE batch: --max-num-seqs" in err and "of 96 tokens" in err, err
+        assert "; in use: --max-num-seqs" in err, err
+    fixed = LLM(moe, threads=1, kv_cache_memory=1 << 24, max_num_seqs=8, max_num_batched_tokens=100)
+    out = fixed.generate("hello", SamplingParams(max_tokens=3, ignore_eos=True), use_tqdm=False)
+    assert len(out[0].outputs[0].token_ids) == 3
+    del fixed
+    assert "MoE batch" not in capfd.readouterr().err
+    half = LLM(moe, threads=1, kv_cache_memory=1 << 24, max_num_seqs=8)
+    del half
+    assert "in use: --max-num-seqs 8, --max-num-batched-tokens 2048" in capfd.readouterr().err
+    dense = LLM(MODEL, threads=1, kv_cache_memory=KV_MEMORY)
+    del dense
+    assert "MoE batch" not in capfd.readouterr().err
+
+
 def test_two_threads_generate_at_once(llm):
     """A long generation on one thread does not hold the GIL: a short one on the main
     thread finishes while it runs (batched beside it by the engine)."""
