@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "engine_options.h"
 #include "engine/engine.h"
+#include "tensor_parallel.h"
 #include "util/error.h"
 
 namespace db::cli {
@@ -34,8 +35,12 @@ int run_batch(const RunOptions& o) {
   if (!fs::exists(o.input)) throw Error(o.input + ": the batch input file does not exist");
   if (fs::exists(o.output) && fs::equivalent(o.input, o.output))
     throw Error("the output file must differ from the input file (" + o.input + ")");
-  const EngineConfig cfg = make_engine_config(o.model, o.engine);
-  auto bundle = ModelBundle::open(o.model.model, o.model.threads, load_options(o.model));
+  EngineConfig cfg = make_engine_config(o.model, o.engine);
+  // With --tensor-parallel-size above 1, rank 0 runs the job and the other ranks compute.
+  const std::unique_ptr<dist::Communicator> group = open_tensor_parallel(o.engine.parallel);
+  if (group && group->rank() != 0) return run_worker_rank(o.model, o.engine.parallel, cfg, *group);
+  auto bundle = ModelBundle::open(o.model.model, o.model.threads, shard_load_options(o.model, o.engine.parallel, group.get()));
+  if (group) agree_kv_pool_on_rank0(bundle->model(), cfg, *group);
   apply_output_parsers(*bundle, o.parsers);
   batch::BatchJobOptions job;
   job.input_path = o.input;
@@ -60,6 +65,7 @@ CLI::App* add_run_command(CLI::App& app, std::function<int()>& action) {
   auto* cmd = app.add_subcommand(
       "run", "Offline batch job over an OpenAI Batch API JSONL file (crash-safe: rerun the same command to resume)");
   auto o = std::make_shared<RunOptions>();
+  o->engine.runs_split_model = true;
   add_model_options(*cmd, o->model);
   add_output_parser_options(*cmd, o->parsers);
   cmd->add_option("-i,--input", o->input, "Input JSONL: {custom_id, method, url, body} per line")->required();

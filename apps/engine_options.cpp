@@ -187,7 +187,7 @@ EngineConfig make_engine_config(const ModelOptions& model, const EngineOptions& 
   c.speculative.ngram_max = engine.ngram_max;
   c.speculative.adaptive = engine.speculative_adaptive == "on";
   if (engine.ngram_max < engine.ngram_min) throw CLI::ValidationError("--ngram-max", "must be at least --ngram-min");
-  check_parallel_options(engine.parallel);
+  check_parallel_options(engine.parallel, engine.runs_split_model);
   return c;
 }
 

@@ -22,12 +22,18 @@ class CollectiveError : public Error {
   using Error::Error;
 };
 
+// The seconds a collective may wait for its peers by default: generous, since a
+// peer may be in a long prefill step before it arrives.
+inline constexpr double kDefaultCollectiveTimeoutSeconds = 300.0;
+
 class Communicator {
  public:
   virtual ~Communicator() = default;
 
   virtual int rank() const = 0;
   virtual int size() const = 0;
+  // Seconds a collective waits for its peers before it fails (a group of one never waits).
+  virtual double timeout_s() const { return kDefaultCollectiveTimeoutSeconds; }
 
   // data[i] = the sum over ranks of data[i], on every rank (in place). Every rank
   // gets bitwise the same sums.
@@ -52,10 +58,6 @@ class Communicator {
   // single process: std::exit(code).
   [[noreturn]] virtual void abort(int code) = 0;
 };
-
-// The seconds a collective may wait for its peers by default: generous, since a
-// peer may be in a long prefill step before it arrives.
-inline constexpr double kDefaultCollectiveTimeoutSeconds = 300.0;
 
 // The name of a collective in messages ("all_reduce_sum", ...).
 enum class CollectiveOp : uint8_t { AllReduceSum = 1, AllGather = 2, AllToAllV = 3, Broadcast = 4 };

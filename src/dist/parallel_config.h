@@ -1,6 +1,8 @@
 // How one model is split across the ranks of a job: the command-line sizes, checked
 // against the build and the launched world before anything is loaded.
 #pragma once
+#include <string>
+
 #include "dist/world.h"
 
 namespace db::dist {
@@ -9,6 +11,7 @@ struct ParallelConfig {
   int tensor_parallel_size = 1;  // ranks that split each layer's heads and MLP columns
   int expert_parallel_size = 1;  // ranks that split the routed experts
   double collective_timeout_s = kDefaultCollectiveTimeoutSeconds;  // per collective, seconds
+  std::string tensor_parallel_join = "gather";  // gather | reduce (dist/shard_plan.h ShardJoin)
 
   int ranks() const { return tensor_parallel_size * expert_parallel_size; }
 };

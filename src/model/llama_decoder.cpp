@@ -5,6 +5,7 @@
 #include "kernels/cpu/activations.h"
 #include "kernels/cpu/attention_kv_write.h"
 #include "kernels/cpu/rope.h"
+#include "dist/gather_columns.h"
 #include "kernels/matmul.h"
 #include "model/rope_frequencies.h"
 #include "util/error.h"
@@ -24,32 +25,55 @@ std::unique_ptr<Model> make_llama_decoder(std::unique_ptr<ModelSource> src, Thre
   return std::make_unique<LlamaDecoder>(std::move(src), std::move(config), load_pool);
 }
 
-LlamaDecoder::LlamaDecoder(std::unique_ptr<ModelSource> src, ModelConfig config, ThreadPool* load_pool)
-    : src_(std::move(src)), config_(std::move(config)) {
-  weights_ = load_llama_weights(*src_, config_, load_pool);
+std::unique_ptr<Model> make_llama_decoder_shard(std::unique_ptr<ModelSource> src, ThreadPool* load_pool,
+                                                dist::Communicator& tp, dist::ShardJoin join) {
+  ModelConfig config = read_model_config(*src);
+  return std::make_unique<LlamaDecoder>(std::move(src), std::move(config), load_pool, &tp, join);
+}
+
+LlamaDecoder::LlamaDecoder(std::unique_ptr<ModelSource> src, ModelConfig config, ThreadPool* load_pool,
+                           dist::Communicator* tp, dist::ShardJoin join)
+    : src_(std::move(src)), config_(std::move(config)), tp_(tp) {
+  const int size = tp_ ? tp_->size() : 1;
+  plan_ = llama_shard_plan(*src_, config_, tp_ ? tp_->rank() : 0, size, join);
+  for (int r = 0; r < size && gathers(); ++r) {
+    const dist::ShardPlan p = r == plan_.rank ? plan_ : llama_shard_plan(*src_, config_, r, size, join);
+    head_splits_.push_back(int64_t{p.head_begin} * config_.head_dim);
+    ffn_splits_.push_back(p.ffn_begin);
+  }
+  if (gathers()) {
+    head_splits_.push_back(int64_t{config_.n_heads} * config_.head_dim);
+    ffn_splits_.push_back(config_.ffn_hidden);
+  }
+  weights_ = load_llama_weights(*src_, config_, load_pool, plan_);
   inv_freq_ = rope_inv_freq(config_);
   rope_mscale_ = rope_mscale(config_);
 }
 
 KVCacheShape LlamaDecoder::kv_cache_shape() const {
-  return KVCacheShape::key_value(config_.n_layers, config_.n_kv_heads, config_.head_dim);
+  return KVCacheShape::key_value(config_.n_layers, plan_.n_kv_heads(), config_.head_dim);
 }
 
 void LlamaDecoder::reserve(int64_t n, int64_t n_logits) {
-  const int64_t q_dim = int64_t{config_.n_heads} * config_.head_dim;
-  const int64_t kv_dim = int64_t{config_.n_kv_heads} * config_.head_dim;
-  s_.reserve(n, n_logits, config_.hidden, config_.ffn_hidden, config_.rope_dims / 2);
+  const int64_t q_dim = int64_t{plan_.n_heads()} * config_.head_dim;
+  const int64_t kv_dim = int64_t{plan_.n_kv_heads()} * config_.head_dim;
+  s_.reserve(n, n_logits, config_.hidden, plan_.ffn_cols(), config_.rope_dims / 2);
   grow(s_.q, n * q_dim);
   grow(s_.k, n * kv_dim);
   grow(s_.v, n * kv_dim);
   grow(s_.attn, n * q_dim);
+  if (gathers()) {
+    grow(s_.attn_all, n * config_.n_heads * config_.head_dim);
+    grow(s_.ffn_all, n * config_.ffn_hidden);
+  }
 }
 
 void LlamaDecoder::attention_block(int layer, const Batch& batch, const AttentionMetadata& attn, KVStore& kv,
                                    ThreadPool& pool) {
   const LlamaLayerWeights& w = weights_.layers[static_cast<size_t>(layer)];
   const int64_t n = batch.num_tokens(), hd = config_.head_dim;
-  const int64_t q_dim = config_.n_heads * hd, kv_dim = config_.n_kv_heads * hd;
+  const int n_heads = plan_.n_heads(), n_kv_heads = plan_.n_kv_heads();
+  const int64_t q_dim = n_heads * hd, kv_dim = n_kv_heads * hd;
   const kernels::MatmulTask qkv[3] = {{&w.attn_q, s_.q.data()}, {&w.attn_k, s_.k.data()}, {&w.attn_v, s_.v.data()}};
   kernels::matmul_group(qkv, 3, s_.xn.data(), n, pool);
 
@@ -63,8 +87,8 @@ void LlamaDecoder::attention_block(int layer, const Batch& batch, const Attentio
       add_bias(s_.v.data() + t * kv_dim, w.v_bias);
       const float* cos_v = s_.rope_cos.data() + t * n_pairs;
       const float* sin_v = s_.rope_sin.data() + t * n_pairs;
-      kernels::rope_rotate(q, config_.n_heads, config_.head_dim, n_pairs, config_.rope_style, cos_v, sin_v);
-      kernels::rope_rotate(k, config_.n_kv_heads, config_.head_dim, n_pairs, config_.rope_style, cos_v, sin_v);
+      kernels::rope_rotate(q, n_heads, config_.head_dim, n_pairs, config_.rope_style, cos_v, sin_v);
+      kernels::rope_rotate(k, n_kv_heads, config_.head_dim, n_pairs, config_.rope_style, cos_v, sin_v);
     }
   });
 
@@ -76,9 +100,9 @@ void LlamaDecoder::attention_block(int layer, const Batch& batch, const Attentio
                            attn.slot_mapping.data() + begin, kv_out);
   });
   const auto layer_kv = kernels::PagedKVLayer::key_value(kv.k_layer(layer), kv.v_layer(layer), kv.dtype(),
-                                                         kv.num_slots(), config_.n_kv_heads, config_.head_dim);
+                                                         kv.num_slots(), n_kv_heads, config_.head_dim);
   const kernels::AttentionQueries queries{s_.q.data(),
-                                          config_.n_heads,
+                                          n_heads,
                                           batch.num_seqs(),
                                           batch.query_start.data(),
                                           batch.positions.data(),
@@ -87,16 +111,35 @@ void LlamaDecoder::attention_block(int layer, const Batch& batch, const Attentio
                                           1.0f / std::sqrt(static_cast<float>(hd))};
   kernels::paged_attention(queries, layer_kv, s_.attn.data(), s_.attention, pool);
 
-  kernels::matmul(w.attn_output, s_.attn.data(), n, s_.xn.data(), pool);
+  const float* heads = gathers() ? gather(s_.attn.data(), n, head_splits_, s_.attn_all) : s_.attn.data();
+  kernels::matmul(w.attn_output, heads, n, s_.xn.data(), pool);
+  reduce_block_output(n);
   add_rows_then_norm(s_.x.data(), s_.xn.data(), w.ffn_norm, n, config_.hidden, config_.rms_eps, pool);
 }
 
 void LlamaDecoder::feed_forward_block(int layer, int64_t n, ThreadPool& pool) {
   const LlamaLayerWeights& w = weights_.layers[static_cast<size_t>(layer)];
-  dense_feed_forward(w.ffn_gate, w.ffn_up, w.ffn_down, n, s_, pool);
+  if (gathers()) {  // dense_feed_forward with the activations gathered between its two products
+    kernels::matmul_swiglu(w.ffn_gate, w.ffn_up, s_.xn.data(), n, s_.gate.data(), s_.up.data(), pool);
+    kernels::matmul(w.ffn_down, gather(s_.gate.data(), n, ffn_splits_, s_.ffn_all), n, s_.xn.data(), pool);
+  } else {
+    dense_feed_forward(w.ffn_gate, w.ffn_up, w.ffn_down, n, s_, pool);
+    reduce_block_output(n);
+  }
   const bool last = layer + 1 == config_.n_layers;
   add_block_output(s_, last ? nullptr : &weights_.layers[static_cast<size_t>(layer) + 1].attn_norm, n, config_.hidden,
                    config_.rms_eps, pool);
+}
+
+const float* LlamaDecoder::gather(const float* part, int64_t n, const std::vector<int64_t>& splits,
+                                  std::vector<float>& whole) {
+  dist::all_gather_columns(*tp_, part, n, splits, whole.data(), s_.gather);
+  return whole.data();
+}
+
+void LlamaDecoder::reduce_block_output(int64_t n) {
+  if (!split() || gathers()) return;
+  tp_->all_reduce_sum(std::span<float>(s_.xn.data(), static_cast<size_t>(n * config_.hidden)));
 }
 
 void LlamaDecoder::forward(const Batch& batch, const AttentionMetadata& attn, KVStore& kv, ThreadPool& pool,

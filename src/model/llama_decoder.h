@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include "dist/communicator.h"
 #include "model/decoder_steps.h"
 #include "model/llama_weights.h"
 #include "model/model.h"
@@ -13,14 +14,27 @@ namespace db {
 
 // Registry factory for "llama" and "qwen2".
 std::unique_ptr<Model> make_llama_decoder(std::unique_ptr<ModelSource> src, ThreadPool* load_pool);
+// One rank's shard of a llama / qwen2 model split across the tensor-parallel group
+// `tp` (every rank of it calls forward with the same step): see LlamaDecoder.
+std::unique_ptr<Model> make_llama_decoder_shard(std::unique_ptr<ModelSource> src, ThreadPool* load_pool,
+                                                dist::Communicator& tp,
+                                                dist::ShardJoin join = dist::ShardJoin::Gather);
 
 class LlamaDecoder : public Model {
  public:
   // Weights are repacked on `load_pool` when given (see load_llama_weights).
-  LlamaDecoder(std::unique_ptr<ModelSource> src, ModelConfig config, ThreadPool* load_pool = nullptr);
+  // With a tensor-parallel group `tp` of several ranks, this rank holds the heads and
+  // feed-forward columns of llama_shard_plan (model/llama_weights.h), and every rank
+  // ends each block with the whole residual stream. `join` says how: Gather
+  // all-gathers the heads' attention outputs and the feed-forward activations
+  // (dist::all_gather_columns) before the whole attn_output / ffn_down; Reduce
+  // all-reduces the partial outputs of the split attn_output / ffn_down.
+  // config() stays the whole model's.
+  LlamaDecoder(std::unique_ptr<ModelSource> src, ModelConfig config, ThreadPool* load_pool = nullptr,
+               dist::Communicator* tp = nullptr, dist::ShardJoin join = dist::ShardJoin::Gather);
 
   const ModelConfig& config() const override { return config_; }
-  // KeyValue: K and V of n_kv_heads * head_dim each.
+  // KeyValue: K and V of this rank's KV heads (all of them without a group), head_dim each.
   KVCacheShape kv_cache_shape() const override;
   void forward(const Batch& batch, const AttentionMetadata& attn, KVStore& kv, ThreadPool& pool,
                std::vector<float>& logits) override;
@@ -28,10 +42,11 @@ class LlamaDecoder : public Model {
  private:
   // Activations of one step besides DecoderScratch's (grown, never shrunk).
   struct Scratch : DecoderScratch {
-    std::vector<float> q;     // [n_tokens][n_heads * head_dim]
-    std::vector<float> k;     // [n_tokens][n_kv_heads * head_dim]
-    std::vector<float> v;     // [n_tokens][n_kv_heads * head_dim]
-    std::vector<float> attn;  // [n_tokens][n_heads * head_dim]
+    std::vector<float> q;     // [n_tokens][the rank's heads * head_dim]
+    std::vector<float> k;     // [n_tokens][the rank's KV heads * head_dim]
+    std::vector<float> v;     // [n_tokens][the rank's KV heads * head_dim]
+    std::vector<float> attn;  // [n_tokens][the rank's heads * head_dim]
+    std::vector<float> attn_all, ffn_all, gather;  // Gather: [n_tokens][all heads * head_dim], [n_tokens][ffn_hidden], scratch
   };
 
   void reserve(int64_t n_tokens, int64_t n_logits);
@@ -40,8 +55,18 @@ class LlamaDecoder : public Model {
   void attention_block(int layer, const Batch& batch, const AttentionMetadata& attn, KVStore& kv, ThreadPool& pool);
   void feed_forward_block(int layer, int64_t n_tokens, ThreadPool& pool);
 
+  bool split() const { return tp_ != nullptr && tp_->size() > 1; }
+  bool gathers() const { return split() && plan_.join == dist::ShardJoin::Gather; }
+  // Reduce: sums a block's partial [n_tokens][hidden] output over the group (no-op otherwise).
+  void reduce_block_output(int64_t n_tokens);
+  // Gather: the whole [n_tokens][splits.back()] rows from every rank's columns of `part`.
+  const float* gather(const float* part, int64_t n_tokens, const std::vector<int64_t>& splits, std::vector<float>& whole);
+
   std::unique_ptr<ModelSource> src_;  // keeps the mapped weights alive
   ModelConfig config_;
+  dist::Communicator* tp_ = nullptr;  // null or a group of one: the whole model
+  dist::ShardPlan plan_;              // this rank's heads and feed-forward columns
+  std::vector<int64_t> head_splits_, ffn_splits_;  // every rank's first column (+ the end), for Gather
   LlamaWeights weights_;
   std::vector<float> inv_freq_;  // RoPE frequencies, rope_dims / 2
   float rope_mscale_ = 1.0f;

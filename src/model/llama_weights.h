@@ -5,6 +5,7 @@
 #pragma once
 #include <vector>
 
+#include "dist/shard_plan.h"
 #include "model/config.h"
 #include "model/weight_loading.h"
 #include "tensor/tensor.h"
@@ -32,6 +33,9 @@ struct LlamaLayerWeights {
 // token_embd, output_norm, output and the packed store (model/weight_loading.h), then the layers.
 struct LlamaWeights : DecoderGlobalWeights {
   std::vector<LlamaLayerWeights> layers;
+  // Column slices of a tensor-parallel shard that matmul reads in place (those
+  // repacked into `packed` are freed once repacked).
+  std::vector<std::vector<uint8_t>> slices;
 };
 
 // Finds every tensor by its GGUF name and checks its shape and dtype; throws
@@ -41,6 +45,20 @@ struct LlamaWeights : DecoderGlobalWeights {
 // bytes are released (io/mapped_range.h); they are read back from the file only
 // if the source tensor is read again. The token embedding is never released: its
 // rows are looked up in place.
-LlamaWeights load_llama_weights(const ModelSource& src, const ModelConfig& c, ThreadPool* pool = nullptr);
+//
+// With a plan of several ranks, the layers hold only the rank's part: the rows of
+// attn_q / attn_k / attn_v (and their biases) of its heads and the rows of
+// ffn_gate / ffn_up of its feed-forward columns, as views of the stored rows. Under
+// ShardJoin::Reduce also the matching columns of attn_output and ffn_down, copied as
+// whole quantization blocks (a split inside a block throws db::Error naming the
+// tensor); under Gather those two stay whole. The embedding, the norms and the
+// output head stay whole.
+LlamaWeights load_llama_weights(const ModelSource& src, const ModelConfig& c, ThreadPool* pool = nullptr,
+                                const dist::ShardPlan& plan = {});
+
+// The plan of `rank` of `size` for this model (dist::make_shard_plan), joined by
+// `join`; under Reduce the feed-forward is split in whole blocks of ffn_down's type.
+dist::ShardPlan llama_shard_plan(const ModelSource& src, const ModelConfig& c, int rank, int size,
+                                 dist::ShardJoin join = dist::ShardJoin::Gather);
 
 }  // namespace db

@@ -3,10 +3,12 @@
 #include <filesystem>
 
 #include "model/checkpoint_converter.h"
+#include "model/llama_decoder.h"
 #include "model/model.h"
 #include "model/model_source.h"
 #include "model/packed_cache.h"
 #include "model/registry.h"
+#include "model/sharded_model.h"
 #include "util/cpu_features.h"
 #include "util/error.h"
 
@@ -26,6 +28,19 @@ std::string packed_model_file(const std::string& path, ThreadPool* load_pool) {
   return copy;
 }
 
+// One rank's part of a model split across the tensor-parallel group `tp`; on rank 0
+// wrapped in the ShardedModel that sends each step to the others.
+std::unique_ptr<Model> load_shard(std::unique_ptr<ModelSource> src, ThreadPool* load_pool, dist::Communicator& tp,
+                                  dist::ShardJoin join) {
+  const std::string& arch = src->arch().gguf_name;
+  if (arch != "llama" && arch != "qwen2")
+    throw Error(src->path() + ": --tensor-parallel-size " + std::to_string(tp.size()) + ": tensor parallelism splits " +
+                "llama and qwen2 models; this one is " + arch);
+  std::unique_ptr<Model> shard = make_llama_decoder_shard(std::move(src), load_pool, tp, join);
+  if (tp.rank() != 0) return shard;
+  return std::make_unique<ShardedModel>(std::move(shard), tp, tp.timeout_s() / 3);
+}
+
 }  // namespace
 
 std::unique_ptr<Model> load_model(const std::string& path, ThreadPool* load_pool, const LoadOptions& options) {
@@ -33,8 +48,11 @@ std::unique_ptr<Model> load_model(const std::string& path, ThreadPool* load_pool
   auto src = ModelSource::open(file, options);  // rejects architectures without a registry entry
   CheckpointConverter* converter = src->converter();  // owned by the source, which the model keeps
   if (converter) converter->set_pool(load_pool);
-  ModelFactory build = src->arch().build;
-  std::unique_ptr<Model> model = build(std::move(src), load_pool);
+  std::unique_ptr<Model> model;
+  if (options.tensor_parallel != nullptr && options.tensor_parallel->size() > 1)
+    model = load_shard(std::move(src), load_pool, *options.tensor_parallel, options.tensor_parallel_join);
+  else
+    model = src->arch().build(std::move(src), load_pool);
   if (converter) {
     converter->set_pool(nullptr);  // the pool lives only during the load; later conversions (MTP) run inline
     std::fprintf(stderr, "%s: %s\n", path.c_str(), converter->summary().c_str());

@@ -4,9 +4,14 @@
 #include <optional>
 #include <string>
 
+#include "dist/shard_plan.h"
 #include "tensor/dtype.h"
 
 namespace db {
+
+namespace dist {
+class Communicator;
+}
 
 struct LoadOptions {
   // The type the matrices of a quantized checkpoint (FP8, AWQ, GPTQ) are
@@ -17,6 +22,12 @@ struct LoadOptions {
   // Load a GGUF file through its pre-packed copy (model/packed_cache.h),
   // written on the first load; a checkpoint directory is refused.
   bool pack = false;
+  // A tensor-parallel group of several ranks (every rank loads with its own
+  // communicator of the group): each rank loads only its shard of a llama / qwen2
+  // model (model/llama_decoder.h); rank 0 gets a ShardedModel that drives the
+  // others (model/sharded_model.h). Null, or a group of one: the whole model.
+  dist::Communicator* tensor_parallel = nullptr;
+  dist::ShardJoin tensor_parallel_join = dist::ShardJoin::Gather;  // how the shards' parts meet
 };
 
 // The types --quantize accepts: F32, F16, BF16, Q4_0, Q4_1, Q4_K, Q5_0, Q5_1, Q8_0.

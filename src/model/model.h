@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "kvcache/block_copy.h"
 #include "model/batch.h"
 #include "model/config.h"
 #include "model/kv_store.h"
@@ -37,6 +38,12 @@ class Model {
   // or a KV store of the wrong shape. Not thread-safe: one forward at a time.
   virtual void forward(const Batch& batch, const AttentionMetadata& attn, KVStore& kv, ThreadPool& pool,
                        std::vector<float>& logits) = 0;
+
+  // Called by the runner once it has applied a step's copy-on-write block copies
+  // to its KV store, before the step's forward (when it has one). A model split
+  // across processes (model/sharded_model.h) sends them on with its next step;
+  // others ignore them.
+  virtual void note_block_copies(std::span<const BlockCopy> copies) { (void)copies; }
 
   // Tokens routed per MoE layer and expert since the model was loaded, updated
   // by forward(); nullptr for a model without a router (dense models). Read it

@@ -61,6 +61,11 @@ TensorView MatrixPreparer::operator()(const TensorView& w, bool keep_source) con
   return out;
 }
 
+void MatrixPreparer::done_with(const TensorView& w) const {
+  if (in_file_mapping(src, w)) release_mapped_range(w.data, w.nbytes());
+  src.note_done_with(w);
+}
+
 void report_prepared_weights(const ModelSource& src, const kernels::PackedWeightStore& packed,
                              std::chrono::steady_clock::time_point start, int64_t built) {
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

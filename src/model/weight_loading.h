@@ -44,6 +44,9 @@ struct MatrixPreparer {
 
   // keep_source: the source is still read in place (the tied embedding), never released.
   TensorView operator()(const TensorView& w, bool keep_source = false) const;
+  // For a source read only through a copy (a tensor-parallel column slice): its
+  // pages in a GGUF file's mapping are released, a converter may free it.
+  void done_with(const TensorView& w) const;
 };
 
 // Prints to stderr, once the loaders are done, how the matrices were made ready

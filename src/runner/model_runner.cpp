@@ -22,6 +22,7 @@ const std::vector<int32_t>* ModelRunner::tokens_of(RequestId id) const {
 ModelRunnerOutput ModelRunner::execute(const SchedulerOutput& step) {
   sync_sequences(step);
   copy_kv_blocks(kv_, step.block_copies);
+  model_.note_block_copies(step.block_copies);
 
   clear_step(batch_, attn_, kv_.block_size());
   sampled_.clear();

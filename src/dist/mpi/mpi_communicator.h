@@ -26,6 +26,7 @@ class MpiCommunicator final : public Communicator {
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
+  double timeout_s() const override { return timeout_s_; }
   void all_reduce_sum(std::span<float> data) override;
   void all_gather(std::span<const std::byte> send, std::span<std::byte> recv) override;
   void all_to_all_v(std::span<const std::byte> send, std::span<const size_t> send_counts, std::span<std::byte> recv,

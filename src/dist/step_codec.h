@@ -1,0 +1,38 @@
+// What rank 0 of a tensor-parallel group sends the other ranks for each model step:
+// the flat Batch and AttentionMetadata the runner built, and the copy-on-write KV
+// block copies to apply first. Sampling, stop conditions and sequence state stay on
+// rank 0; the other ranks need nothing else to run their shard of the forward pass.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "kvcache/block_copy.h"
+#include "model/batch.h"
+
+namespace db::dist {
+
+enum class StepKind : uint8_t {
+  Forward = 1,    // apply `copies`, then run the forward pass of `batch` / `attn`
+  Heartbeat = 2,  // nothing to do: rank 0 is idle and alive
+  Stop = 3,       // the job is over: leave the loop
+};
+
+struct ForwardStep {
+  StepKind kind = StepKind::Forward;
+  std::vector<BlockCopy> copies;
+  Batch batch;
+  AttentionMetadata attn;
+};
+
+// Format version written in every message; a message of another version is refused.
+inline constexpr uint32_t kStepFormatVersion = 1;
+
+// The message of `step`: kind, version, then each array as a length and its elements.
+std::vector<std::byte> encode_step(const ForwardStep& step);
+// The step of a message encode_step wrote. Throws db::Error for an unknown kind,
+// another format version, or a length that runs past the message or leaves bytes
+// over (every length is checked before it is read).
+ForwardStep decode_step(const std::vector<std::byte>& bytes);
+
+}  // namespace db::dist
