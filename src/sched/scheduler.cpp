@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 
+#include "sched/admission_reservation.h"
 #include "sched/budget_split.h"
 #include "sched/preemption_policy.h"
 #include "sched/request_order.h"
@@ -93,9 +94,10 @@ void Scheduler::make_room_for_urgent(SchedulerOutput& out) {
   if (waiting_.empty()) return;
   const Request& w = *waiting_.front();
   const int32_t first_chunk = chunk_tokens(w.num_tokens(), step_tokens_, limits_.long_threshold);
-  const int64_t blocks = reserving() ? committed_blocks(w) : (first_chunk + cfg_.block_size - 1) / cfg_.block_size;
+  const int64_t blocks =
+      reserving() ? committed_blocks(w, cfg_) : (first_chunk + cfg_.block_size - 1) / cfg_.block_size;
   while (!running_.empty()) {
-    const int64_t others = reserving() ? outstanding_blocks() : 0;
+    const int64_t others = reserving() ? outstanding_blocks(running_, cfg_, kv_) : 0;
     const bool fits = fits_slots(w.num_samples) &&
                       kv_.num_allocatable_blocks(runs_alone(w)) >= blocks + others + reserve_for(w);
     const size_t victim = choose_victim(cfg_.admission, running_);
@@ -107,35 +109,6 @@ void Scheduler::make_room_for_urgent(SchedulerOutput& out) {
 void Scheduler::enforce_running_cap(SchedulerOutput& out) {
   const int32_t cap = mem_.max_running > 0 ? std::min(mem_.max_running, cfg_.max_num_seqs) : cfg_.max_num_seqs;
   while (running_.size() > 1 && num_running_seqs() > cap) preempt(choose_victim(cfg_.admission, running_), out);
-}
-
-int64_t Scheduler::committed_blocks(const Request& r) const {
-  // A sequence holds KV for every token but its newest sampled one, so k more
-  // outputs need k - 1 more positions past num_tokens(); it stops at max_model_len tokens.
-  const int64_t remaining = std::max(1, r.max_tokens - r.num_output_tokens());
-  int64_t kv = r.num_tokens() + std::min<int64_t>(remaining, cfg_.decode_headroom_tokens) - 1;
-  if (cfg_.max_model_len > 0) kv = std::max<int64_t>(r.num_tokens(), std::min<int64_t>(kv, cfg_.max_model_len - 1));
-  const int64_t bs = cfg_.block_size;
-  const int64_t blocks = (kv + bs - 1) / bs;
-  // An unforked parent of n samples: each fork shares the prompt's full blocks and
-  // writes its own tail (the partial prompt block copied on write).
-  return blocks + int64_t{r.num_samples - 1} * (blocks - r.num_prompt_tokens / bs);
-}
-
-int64_t Scheduler::lacking_blocks(const Request& r) const {
-  return std::max<int64_t>(0, committed_blocks(r) - static_cast<int64_t>(kv_.block_table(r.id).size()));
-}
-
-int64_t Scheduler::outstanding_blocks() const {
-  int64_t n = 0;
-  for (const Request* r : running_) n += lacking_blocks(*r);
-  return n;
-}
-
-int64_t Scheduler::admission_blocks(const Request& w, const ComputedBlocks& hit) const {
-  int64_t shared = 0;  // hit blocks other sequences hold: adopting them takes nothing from the free ones
-  for (int32_t b : hit.block_ids) shared += kv_.pool().block(b).ref_cnt > 0;
-  return committed_blocks(w) - shared;
 }
 
 int32_t Scheduler::max_running() const {
@@ -340,8 +313,8 @@ std::optional<AllocResult> Scheduler::allocate_drafts(Request& r, int32_t n, int
   slots.reserve_blocks = reserve_for(r);
   // Unverified drafts never take blocks the other running sequences are admitted against.
   if (reserving())
-    slots.reserve_blocks += static_cast<int32_t>(std::min<int64_t>(outstanding_blocks() - lacking_blocks(r),
-                                                                   kv_.pool().num_blocks()));
+    slots.reserve_blocks += static_cast<int32_t>(std::min<int64_t>(
+        outstanding_blocks(running_, cfg_, kv_) - lacking_blocks(r, cfg_, kv_), kv_.pool().num_blocks()));
   slots.exempt = runs_alone(r);
   return kv_.allocate_slots(r.id, slots);
 }
@@ -385,7 +358,7 @@ void Scheduler::preempt(size_t running_index, SchedulerOutput& out) {
 
 void Scheduler::schedule_waiting(SchedulerOutput& out, StepBudget& budget) {
   budget.drop_reservation();  // admission is FIFO: the reserved short prompts come first
-  int64_t outstanding = reserving() ? outstanding_blocks() : 0;
+  int64_t outstanding = reserving() ? outstanding_blocks(running_, cfg_, kv_) : 0;
   while (!waiting_.empty() && budget.left() > 0) {
     Request& r = *waiting_.front();
     if (!fits_slots(r.num_samples)) break;
@@ -405,7 +378,7 @@ void Scheduler::schedule_waiting(SchedulerOutput& out, StepBudget& budget) {
     slots.reserve_blocks = reserve_for(r);
     slots.exempt = runs_alone(r);
     if (reserving() && !runs_alone(r) &&
-        kv_.num_allocatable_blocks() < admission_blocks(r, hit) + outstanding + slots.reserve_blocks)
+        kv_.num_allocatable_blocks() < admission_blocks(r, hit, cfg_, kv_) + outstanding + slots.reserve_blocks)
       break;  // its reservation does not fit beside the running sequences' (a lone one is exempt)
     std::optional<AllocResult> alloc = kv_.allocate_slots(r.id, slots);
     if (!alloc) break;
@@ -417,7 +390,7 @@ void Scheduler::schedule_waiting(SchedulerOutput& out, StepBudget& budget) {
     r.status = RequestStatus::Running;
     insert_running(&r);
     record(r, n, std::move(*alloc), out, first, hit.num_computed_tokens);
-    if (reserving()) outstanding += lacking_blocks(r);
+    if (reserving()) outstanding += lacking_blocks(r, cfg_, kv_);
     budget.take(uncomputed, hit.num_computed_tokens, n);
     if (r.priority > 0 && interactive_left_ != std::numeric_limits<int32_t>::max()) interactive_left_ -= n;
   }

@@ -3,18 +3,18 @@
 // waiting queue and the KV cache manager; it never touches tensors.
 //
 // Admission (SchedulerConfig::admission):
-//   Reserve (the default): a sequence's reservation is the blocks it will hold once
-//   it has computed its tokens and min(its remaining outputs, decode_headroom_tokens)
-//   more (each fork's tail for an unforked parent of n samples). A waiting request is
+//   Reserve (the default): a sequence's reservation is the blocks it will hold once it
+//   has computed its tokens and min(its remaining outputs, decode_headroom_tokens) more
+//   (each fork's tail for an unforked parent of n samples). A waiting request is
 //   admitted only when the allocatable blocks cover its reservation (less the prefix
 //   hits other sequences hold) plus what every running sequence's reservation still
-//   lacks. Running sequences therefore grow into blocks nobody else was admitted
-//   against; they preempt only when outputs outrun the headroom. The victim is, in the
-//   least urgent class, the sequence with the fewest computed tokens among those the
-//   step has not scheduled yet (preemption_policy.h). A preempted sequence returns
-//   only when its whole reservation (prompt, outputs so far, headroom) fits again,
-//   which takes blocks that only a finishing sequence gives back, so sequences do not
-//   evict one another in turn.
+//   lacks (admission_reservation.h counts both). Running sequences therefore grow into
+//   blocks nobody else was admitted against; they preempt only when outputs outrun the
+//   headroom. The victim is, in the least urgent class, the sequence with the fewest
+//   computed tokens among those the step has not scheduled yet (preemption_policy.h). A
+//   preempted sequence returns only when its whole reservation (prompt, outputs so far,
+//   headroom) fits again, which takes blocks that only a finishing sequence gives back,
+//   so sequences do not evict one another in turn.
 //   FirstChunk: a waiting request is admitted when its first chunk's blocks are free;
 //   the victim is the running sequence that runs last.
 //
@@ -204,14 +204,8 @@ class Scheduler {
 
  private:
   void make_room_for_urgent(SchedulerOutput& out);
+  // Reserve (see Admission); its block counts are admission_reservation.h's.
   bool reserving() const { return cfg_.admission == AdmissionPolicy::Reserve; }
-  // Reserve (see Admission): r's reservation in blocks.
-  int64_t committed_blocks(const Request& r) const;
-  // What r's reservation lacks beyond the blocks r holds, and the sum over the running sequences.
-  int64_t lacking_blocks(const Request& r) const;
-  int64_t outstanding_blocks() const;
-  // The blocks admitting w with prefix hit `hit` takes from the allocatable ones, at most.
-  int64_t admission_blocks(const Request& w, const ComputedBlocks& hit) const;
   // Preempts the sequences that run last until the running ones fit the memory guard's cap.
   void enforce_running_cap(SchedulerOutput& out);
   // Running sequences allowed now: the configured maximum, lowered by the memory
