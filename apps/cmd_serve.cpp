@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "engine/engine.h"
 #include "engine_options.h"
+#include "tensor_parallel.h"
 #include "memory/read_bandwidth.h"
 #include "server/app.h"
 #include "server/data_dir.h"
@@ -45,7 +46,12 @@ int run_serve(ServeOptions o) {
   if (!o.api_keys_file.empty()) o.serve.tenants = server::load_tenants_file(o.api_keys_file);
   o.serve.metric_naming = *server::parse_metric_naming(o.metrics_names);  // checked by the option
   EngineConfig cfg = make_engine_config(o.model, o.engine);
-  auto bundle = ModelBundle::open(o.model.model, o.model.threads, load_options(o.model));
+  // With --tensor-parallel-size above 1, rank 0 serves and the other ranks compute.
+  const std::unique_ptr<dist::Communicator> group = open_tensor_parallel(o.engine.parallel);
+  if (group && group->rank() != 0) return run_worker_rank(o.model, o.engine.parallel, cfg, *group);
+  auto bundle = ModelBundle::open(o.model.model, o.model.threads,
+                                  shard_load_options(o.model, o.engine.parallel, group.get()));
+  if (group) agree_kv_pool_on_rank0(bundle->model(), cfg, *group);
   apply_output_parsers(*bundle, o.parsers);
   if (o.serve.model_name.empty()) o.serve.model_name = default_model_name(o.model.model);
   o.serve.max_context = bundle->model().config().max_context;
@@ -148,6 +154,7 @@ void add_serve_options(CLI::App& cmd, ServeOptions& o) {
 CLI::App* add_serve_command(CLI::App& app, std::function<int()>& action) {
   auto* cmd = app.add_subcommand("serve", "OpenAI-compatible HTTP server (completions, chat, models, metrics)");
   auto o = std::make_shared<ServeOptions>();
+  o->engine.runs_split_model = true;
   add_model_options(*cmd, o->model);
   add_output_parser_options(*cmd, o->parsers);
   add_serve_options(*cmd, *o);

@@ -10,10 +10,13 @@ model_tensor_parallel_test splits them in one process.)"""
 import argparse
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 from test_collective_faults import check, mpirun_env  # the same job environment and failure report
 
@@ -32,15 +35,75 @@ def write_requests(path, n):
 
 
 def read_outputs(path):
-    """custom_id -> (tokens, token_logprobs) of each record."""
+    """custom_id -> (tokens, token_logprobs, text) of each record."""
     out = {}
     with open(path) as f:
         for line in f:
             rec = json.loads(line)
             check(rec.get("error") is None and rec["response"]["status_code"] == 200, f"failed record: {line}")
-            lp = rec["response"]["body"]["choices"][0]["logprobs"]
-            out[rec["custom_id"]] = (lp["tokens"], lp["token_logprobs"])
+            choice = rec["response"]["body"]["choices"][0]
+            lp = choice["logprobs"]
+            out[rec["custom_id"]] = (lp["tokens"], lp["token_logprobs"], choice["text"])
     return out
+
+
+def rank0_pid(mpirun_pid):
+    """The pid of rank 0 among mpirun's child processes (its environment says OMPI_COMM_WORLD_RANK=0)."""
+    for pid in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            if ppid != mpirun_pid:
+                continue
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                if b"OMPI_COMM_WORLD_RANK=0\0" in f.read():
+                    return int(pid)
+        except (OSError, ValueError, IndexError):
+            continue
+    raise AssertionError(f"no rank 0 among the children of mpirun {mpirun_pid}")
+
+
+def serve_matches_run(args, model, np, workdir, n_requests=8):
+    """`serve` at np ranks, left idle for more than twice the collective timeout (rank 0's heartbeat must keep
+    the workers waiting), answers /v1/completions with the text of the single-process run, then stops cleanly
+    on SIGTERM (rank 0 sends Stop; the workers leave their loop)."""
+    cmd = [args.mpirun, "-np", str(np), "--oversubscribe", "--bind-to", "none", args.deepbatch, "serve", "-m", model,
+           "--host", "127.0.0.1", "--port", "0", "--no-batch-api", "-t", "1", "--kv-cache-memory", str(64 << 20),
+           "--memory-bandwidth", "10", "--tensor-parallel-size", str(np), "--collective-timeout", str(IDLE_TIMEOUT_S)]
+    proc = subprocess.Popen(cmd, env=mpirun_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        url, seen = None, []
+        deadline = time.monotonic() + 60
+        while url is None and time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            check(line != "", "serve exited before listening:\n" + "".join(seen))
+            seen.append(line)
+            m = re.search(r"listening on (http://\S+)", line)
+            url = m.group(1) if m else None
+        check(url is not None, "serve did not listen within 60 s:\n" + "".join(seen))
+        time.sleep(2.5 * IDLE_TIMEOUT_S)
+        if proc.poll() is not None:
+            check(False, f"serve at {np} ranks ended while idle:\n" + "".join(seen) + proc.stdout.read())
+        want = read_outputs(BASELINES[model][0])
+        with open(os.path.join(workdir, "in.jsonl")) as f:
+            requests = [json.loads(line) for line in f][:n_requests]
+        for r in requests:
+            body = dict(r["body"])
+            body.pop("logprobs")
+            req = urllib.request.Request(url + "/v1/completions", data=json.dumps(body).encode(),
+                                         headers={"Content-Type": "application/json"})
+            with urllib.request.urlopen(req, timeout=60) as resp:
+                text = json.loads(resp.read())["choices"][0]["text"]
+            check(text == want[r["custom_id"]][2], f"serve at {np} ranks, {r['custom_id']}: {text!r} != "
+                  f"{want[r['custom_id']][2]!r}")
+        os.kill(rank0_pid(proc.pid), signal.SIGTERM)  # as a service manager would stop rank 0
+        rest, _ = proc.communicate(timeout=60)
+        check(proc.returncode == 0, f"serve at {np} ranks exited {proc.returncode} on SIGTERM:\n{''.join(seen)}{rest}")
+        print(f"serve at {np} ranks: {n_requests} completions identical to the single-process run; stopped cleanly")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 def run_job(args, model, np, tp, workdir, name, extra=()):
@@ -55,6 +118,7 @@ def run_job(args, model, np, tp, workdir, name, extra=()):
     return proc, out, time.monotonic() - start
 
 
+IDLE_TIMEOUT_S = 3  # serve's --collective-timeout: its heartbeat every 1 s keeps idle workers waiting
 BASELINES = {}  # model -> (output file, seconds) of its single-process run
 
 
@@ -102,6 +166,7 @@ def main():
         write_requests(os.path.join(workdir, "in.jsonl"), args.requests)
         for np in (int(x) for x in args.default_model_ranks.split(",")):
             compare(args, default_model, "SmolLM2-135M Q4_1", np, workdir)
+        serve_matches_run(args, default_model, 2, workdir)
         expect_refused(args, qwen_tiny, 2, 2, "--tensor-parallel-size 2 is above the model's 1 KV heads", workdir,
                        "qwen2_tiny (1 KV head) at 2 ranks")
         expect_refused(args, default_model, 2, 3, "--tensor-parallel-size 3 x --expert-parallel-size 1 = 3 ranks, "
