@@ -125,7 +125,11 @@ using dist::ShardJoin;
 
 TEST(TensorParallelShard, GatherIsBitwiseTheWholeModel) {
   const Fixture tiny = load_fixture("llama_tiny");
-  for (const char* format : {"f32", "q8_0"}) expect_shards_match_whole(fixture_model_path(tiny, format), 2, ShardJoin::Gather, -1);
+  // GGUF files, and a checkpoint directory (its matrices converted at load, then sliced).
+  for (const char* format : {"f32", "q8_0", "safetensors"})
+    expect_shards_match_whole(fixture_model_path(tiny, format), 2, ShardJoin::Gather, -1);
+  // A GPTQ checkpoint: its matrices repacked into Q4_1 at load, the converter told of each slice.
+  expect_shards_match_whole(DB_SOURCE_DIR "/tests/data/model/llama_tiny_gptq", 2, ShardJoin::Gather, -1);
   ASSERT_TRUE(default_model_present());
   expect_shards_match_whole(kDefaultModelPath, 2, ShardJoin::Gather, -1);
   expect_shards_match_whole(kDefaultModelPath, 3, ShardJoin::Gather, -1);
