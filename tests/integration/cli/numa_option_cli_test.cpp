@@ -1,0 +1,52 @@
+// --numa on the command line: the placement is made before the model is opened,
+// and a mode that does not fit the launch is refused there with a clear message.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <fstream>
+
+#include "cli_test_util.h"
+
+namespace db::test {
+namespace {
+
+CliResult generate_with(const std::vector<std::string>& extra) {
+  const std::string dir = make_temp_dir("numa_option_cli");
+  std::vector<std::string> args = {"generate", "-m", dir + "/never-loaded.gguf", "-p", "hi", "-n", "1"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return run_deepbatch(args);
+}
+
+TEST(NumaOptionCli, ThePlacementComesBeforeTheModel) {
+  const CliResult r = generate_with({"--numa", "off"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;  // the model file does not exist
+  const size_t placed = r.err.find("NUMA: --numa off"), opened = r.err.find("never-loaded.gguf");
+  ASSERT_NE(placed, std::string::npos) << r.err;
+  ASSERT_NE(opened, std::string::npos) << r.err;
+  EXPECT_LT(placed, opened) << r.err;
+}
+
+TEST(NumaOptionCli, OnePlacementPerProcessIsRefusedToOneOfSeveralRanks) {
+  ::setenv("OMPI_COMM_WORLD_LOCAL_RANK", "1", 1);
+  ::setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "2", 1);
+  const CliResult interleave = generate_with({"--numa", "interleave"});
+  const CliResult automatic = generate_with({});
+  ::unsetenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  ::unsetenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  EXPECT_EQ(interleave.exit_code, 1);
+  EXPECT_NE(interleave.err.find("--numa interleave places one process; this is one of 2 processes"),
+            std::string::npos)
+      << interleave.err;
+  EXPECT_EQ(interleave.err.find("never-loaded.gguf"), std::string::npos) << "the model was opened";
+  EXPECT_EQ(automatic.err.find("--numa"), std::string::npos) << automatic.err;  // auto goes on to the model
+  EXPECT_NE(automatic.err.find("never-loaded.gguf"), std::string::npos) << automatic.err;
+}
+
+TEST(NumaOptionCli, AnUnknownModeIsRefused) {
+  const CliResult r = generate_with({"--numa", "replicate"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("--numa: replicate not in {auto,off,interleave,isolate}"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace db::test
