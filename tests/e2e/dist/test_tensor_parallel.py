@@ -25,25 +25,31 @@ WORDS = ("the quick brown fox jumps over a lazy dog while seven tired engineers 
 
 
 def write_requests(path, n):
-    """n completions requests: prompts of 1 to 60 words, max_tokens 1 to 24, greedy, two logprobs."""
+    """n completions requests: prompts of 1 to 60 words, max_tokens 1 to 24, greedy, two logprobs; every
+    eighth asks for 3 choices, whose sequences fork from the prompt's (copy-on-write KV block copies,
+    which rank 0 must forward to the other ranks)."""
     with open(path, "w") as f:
         for i in range(n):
             words = [WORDS[(i * 7 + k * 3) % len(WORDS)] for k in range(1 + (i * 13) % 60)]
             body = {"prompt": " ".join(words), "max_tokens": 1 + (i * 5) % 24, "temperature": 0, "logprobs": 2}
+            if i % 8 == 3:
+                body["n"] = 3
             f.write(json.dumps({"custom_id": f"r{i}", "method": "POST", "url": "/v1/completions", "body": body}))
             f.write("\n")
 
 
 def read_outputs(path):
-    """custom_id -> (tokens, token_logprobs, text) of each record."""
+    """custom_id -> (tokens, token_logprobs, text) of each record, its choices' lists concatenated in
+    choice order (the text is the first choice's)."""
     out = {}
     with open(path) as f:
         for line in f:
             rec = json.loads(line)
             check(rec.get("error") is None and rec["response"]["status_code"] == 200, f"failed record: {line}")
-            choice = rec["response"]["body"]["choices"][0]
-            lp = choice["logprobs"]
-            out[rec["custom_id"]] = (lp["tokens"], lp["token_logprobs"], choice["text"])
+            choices = sorted(rec["response"]["body"]["choices"], key=lambda c: c["index"])
+            tokens = [t for c in choices for t in c["logprobs"]["tokens"] + ["|"]]
+            logprobs = [x for c in choices for x in c["logprobs"]["token_logprobs"]]
+            out[rec["custom_id"]] = (tokens, logprobs, choices[0]["text"])
     return out
 
 
@@ -138,7 +144,7 @@ def compare(args, model, label, np, workdir, exact=True):
     for cid in a:
         check(a[cid][0] == b[cid][0], f"{label}: {cid}: tokens differ:\n one process: {a[cid][0]}\n"
               f" {np} ranks:    {b[cid][0]}")
-        tokens += len(a[cid][0])
+        tokens += len(a[cid][1])
         worst = max([worst] + [abs(x - y) for x, y in zip(a[cid][1], b[cid][1])])
     check(not exact or worst == 0.0, f"{label}: log probabilities differ by up to {worst} at {np} ranks")
     print(f"{label}: {args.requests} requests, {tokens} tokens identical at {np} ranks; largest log-probability "
