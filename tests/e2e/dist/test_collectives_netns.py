@@ -20,6 +20,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from netns_hosts import NetnsHosts, unavailable  # noqa: E402
+from test_collective_faults import check, mpirun_env  # noqa: E402
 
 RATE_MBIT = 200       # the cap of the timed runs
 BIG = 1 << 20         # floats of the timed all-reduce (4 MiB), bytes per pair of the all-to-all
@@ -27,19 +28,6 @@ BIG = 1 << 20         # floats of the timed all-reduce (4 MiB), bytes per pair o
 # rank 1's data to rank 0, then the sum back (each host receives its whole share in one of the
 # two, measured at 0.95-1.05x the model below); an all-to-all exchanges both ways at once.
 PHASES = {"all_reduce_sum": 2, "all_to_all_v": 1}
-
-
-def mpirun_env():
-    env = dict(os.environ)
-    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    return env
-
-
-def check(cond, message, proc=None):
-    if not cond:
-        if proc is not None:
-            message += f"\n--- exit {proc.returncode}\n--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}"
-        raise AssertionError(message)
 
 
 def run_probe(args, hosts, np, op, elements, calls):

@@ -117,7 +117,7 @@ def run_job(args, model, np, tp, workdir, name, extra=()):
     cmd = [args.deepbatch, "run", "-m", model, "-i", os.path.join(workdir, "in.jsonl"), "-o", out, "-t", "1",
            "--kv-cache-memory", str(64 << 20), "--no-progress", *extra]
     if np > 1:
-        cmd = [args.mpirun, "-np", str(np), "--oversubscribe", "--bind-to", "none", *cmd,
+        cmd = [args.mpirun, "-np", str(np), "--oversubscribe", "--bind-to", "none", *getattr(args, "mpirun_extra", ()), *cmd,
                "--tensor-parallel-size", str(tp), "--collective-timeout", "60"]
     start = time.monotonic()
     proc = subprocess.run(cmd, env=mpirun_env(), capture_output=True, text=True, timeout=240)
@@ -129,7 +129,8 @@ BASELINES = {}  # model -> (output file, seconds) of its single-process run
 
 
 def compare(args, model, label, np, workdir, exact=True):
-    """The model's batch through one process (run once per model) and through np ranks: identical tokens."""
+    """The model's batch through one process (run once per model) and through np ranks: identical tokens.
+    Returns the tokens compared."""
     if model not in BASELINES:
         one, one_out, t1 = run_job(args, model, 1, 1, workdir, label + "-one")
         check(one.returncode == 0, f"{label}: the single-process run failed", one)
@@ -149,6 +150,7 @@ def compare(args, model, label, np, workdir, exact=True):
     check(not exact or worst == 0.0, f"{label}: log probabilities differ by up to {worst} at {np} ranks")
     print(f"{label}: {args.requests} requests, {tokens} tokens identical at {np} ranks; largest log-probability "
           f"difference {worst:.3g}; {t1:.1f} s one process, {t2:.1f} s {np} ranks")
+    return tokens
 
 
 def expect_refused(args, model, np, tp, needle, workdir, label):
@@ -157,12 +159,18 @@ def expect_refused(args, model, np, tp, needle, workdir, label):
     print(f"{label}: refused in {took:.1f} s: {needle}")
 
 
-def main():
+def arg_parser():
+    """The options of the tensor-parallel tests (this file and test_tensor_parallel_netns.py)."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--deepbatch", required=True)
     ap.add_argument("--mpirun", required=True)
     ap.add_argument("--source-dir", required=True)
     ap.add_argument("--requests", type=int, default=64)
+    return ap
+
+
+def main():
+    ap = arg_parser()
     ap.add_argument("--default-model-ranks", default="2,3", help="comma-separated rank counts for the default model")
     args = ap.parse_args()
     default_model = os.path.join(args.source_dir, "models/SmolLM2-135M-Instruct.Q4_1.gguf")
