@@ -11,6 +11,7 @@
 #include "engine_options.h"
 #include "tensor_parallel.h"
 #include "memory/read_bandwidth.h"
+#include "model/sharded_model.h"
 #include "server/app.h"
 #include "server/data_dir.h"
 #include "server/shutdown_signal.h"
@@ -41,6 +42,10 @@ std::string default_model_name(const std::string& model_path) {
   return p.parent_path().filename().string();
 }
 
+// Seconds a tensor-parallel server that lost a rank answers 503 before the job ends
+// (non-zero): long enough for clients and probes to see why.
+constexpr double kDrainAfterLostRankSeconds = 5.0;
+
 int run_serve(ServeOptions o) {
   server::block_shutdown_signals();  // before any thread starts
   if (!o.api_keys_file.empty()) o.serve.tenants = server::load_tenants_file(o.api_keys_file);
@@ -51,7 +56,11 @@ int run_serve(ServeOptions o) {
   if (group && group->rank() != 0) return run_worker_rank(o.model, o.engine.parallel, cfg, *group);
   auto bundle = ModelBundle::open(o.model.model, o.model.threads,
                                   shard_load_options(o.model, o.engine.parallel, group.get()));
-  if (group) agree_kv_pool_on_rank0(bundle->model(), cfg, *group);
+  if (group) {
+    agree_kv_pool_on_rank0(bundle->model(), cfg, *group);
+    // A lost rank: answer 503 (requests, /health) for a while instead of vanishing, then end the job.
+    dynamic_cast<ShardedModel&>(bundle->model()).drain_on_failure(kDrainAfterLostRankSeconds);
+  }
   apply_output_parsers(*bundle, o.parsers);
   if (o.serve.model_name.empty()) o.serve.model_name = default_model_name(o.model.model);
   o.serve.max_context = bundle->model().config().max_context;

@@ -8,13 +8,18 @@
 // `heartbeat_s`, so that the workers' wait for the next step stays within the
 // collective timeout. A CollectiveError (a rank dead, stopped or lost) ends the
 // whole job through Communicator::abort: the engine above would otherwise treat it
-// as a failed step and go on with a broken group.
+// as a failed step and go on with a broken group. With drain_on_failure(s), as
+// `serve` asks, the job ends s seconds later instead: meanwhile the process is
+// marked unrecoverable (util/unrecoverable.h) and every forward throws db::Error
+// with the reason, so the server answers 503 and fails /health rather than hanging.
 #pragma once
 #include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -38,14 +43,24 @@ class ShardedModel : public Model {
                std::vector<float>& logits) override;
   void note_block_copies(std::span<const BlockCopy> copies) override;
 
+  // After a CollectiveError, end the job `grace_s` seconds later (> 0) instead of at
+  // once; until then forwards fail with the reason.
+  void drain_on_failure(double grace_s);
+
   // Runs `fn`, which makes collective calls of its own on the group (the start-up
   // agreement on the KV pool), with the heartbeat held off, so that the workers see
   // them in the same order.
   void exclusive(const std::function<void()>& fn);
 
  private:
-  // Broadcasts `step` from rank 0; a CollectiveError ends the job. Caller holds mu_.
-  void send(const dist::ForwardStep& step);
+  // Broadcasts `step` from rank 0; false after a CollectiveError (see failed()).
+  // Caller holds mu_.
+  bool send(const dist::ForwardStep& step);
+  // Records a lost group: ends the job now, or marks the process unrecoverable and
+  // sets the abort deadline when draining. Caller holds mu_.
+  void failed(const std::string& what);
+  // Throws db::Error with the failure when the group is lost. Caller holds mu_.
+  void throw_if_failed() const;
   void heartbeat_loop();
 
   std::unique_ptr<Model> shard_;
@@ -57,6 +72,9 @@ class ShardedModel : public Model {
   std::condition_variable wake_;
   std::chrono::steady_clock::time_point last_sent_;
   bool stopping_ = false;
+  double drain_s_ = 0;                               // 0: abort at once
+  std::optional<std::string> failure_;               // the lost group's error
+  std::chrono::steady_clock::time_point abort_at_;  // when draining after a failure
   std::thread heartbeat_thread_;
 };
 

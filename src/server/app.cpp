@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
+#include <string>
 #include <thread>
 
 #include "server/auth.h"
@@ -11,6 +13,7 @@
 #include "server/info_handlers.h"
 #include "server/status_recording_responder.h"
 #include "util/error.h"
+#include "util/unrecoverable.h"
 
 namespace db::server {
 
@@ -121,6 +124,12 @@ void ServerApp::handle(http::Request&& req, std::shared_ptr<http::Responder> raw
                                                         [m = &metrics_](int status) { m->on_http_response(status); });
   if (draining_.load() && req.path != "/metrics") {
     send_error(*res, api::ApiError("the server is shutting down", "", "shutting_down", 503, "server_error"));
+    return;
+  }
+  // The model cannot compute any more (a rank of a split model is lost): /health and every
+  // request say so at once, until the process ends.
+  if (const std::optional<std::string> why = unrecoverable_reason(); why && req.path != "/metrics") {
+    send_error(*res, model_unavailable_error(*why));
     return;
   }
   router_.dispatch(std::move(req), std::move(res));

@@ -1,11 +1,15 @@
 #include "server/generation_call.h"
 
+#include <optional>
+#include <string>
+
 #include "api/request_body.h"
 #include "api/timeout_error.h"
 #include "server/admission.h"
 #include "server/http_helpers.h"
 #include "server/tenant_priority.h"
 #include "util/error.h"
+#include "util/unrecoverable.h"
 
 namespace db::server {
 
@@ -161,6 +165,8 @@ void GenerationCall::answer_collected() {
   if (aborted)
     send_error(*res_, api::ApiError("the request was aborted (the server is shutting down)", "", "aborted", 503,
                                     "server_error"));
+  else if (const std::optional<std::string> why = unrecoverable_reason())
+    send_error(*res_, model_unavailable_error(*why));  // the step failed because the model is gone
   else
     send_error(*res_, api::ApiError("generation failed: " + r.failure_message(), "", "generation_failed", 500,
                                     "server_error"));

@@ -37,4 +37,8 @@ std::string protocol_error_body(int status, const std::string& message) {
   return api::dump_json(api::error_body(api::ApiError(message, "", "", status, error_type_for_status(status))));
 }
 
+api::ApiError model_unavailable_error(const std::string& reason) {
+  return api::ApiError("the model is unavailable: " + reason, "", "model_unavailable", 503, "server_error");
+}
+
 }  // namespace db::server

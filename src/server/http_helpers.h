@@ -23,6 +23,9 @@ void send_json(http::Responder& res, int status, const nlohmann::ordered_json& b
 // QuotaExceeded's own, else 1 s).
 void send_error(http::Responder& res, const api::ApiError& e);
 
+// 503 for a process that can no longer serve (util/unrecoverable.h): `reason` says why.
+api::ApiError model_unavailable_error(const std::string& reason);
+
 // The OpenAI error type for an HTTP status: "invalid_request_error" (4xx), "server_error" (5xx), ...
 const char* error_type_for_status(int status);
 // The error body of the transport (protocol errors, 404/405): OpenAI's error JSON as text.

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 
 from test_collective_faults import check, mpirun_env  # the same job environment and failure report
@@ -53,8 +54,8 @@ def read_outputs(path):
     return out
 
 
-def rank0_pid(mpirun_pid):
-    """The pid of rank 0 among mpirun's child processes (its environment says OMPI_COMM_WORLD_RANK=0)."""
+def rank_pid(mpirun_pid, rank=0):
+    """The pid of `rank` among mpirun's child processes (its environment says OMPI_COMM_WORLD_RANK=rank)."""
     for pid in os.listdir("/proc"):
         try:
             with open(f"/proc/{pid}/stat") as f:
@@ -62,31 +63,90 @@ def rank0_pid(mpirun_pid):
             if ppid != mpirun_pid:
                 continue
             with open(f"/proc/{pid}/environ", "rb") as f:
-                if b"OMPI_COMM_WORLD_RANK=0\0" in f.read():
+                if f"OMPI_COMM_WORLD_RANK={rank}\0".encode() in f.read():
                     return int(pid)
         except (OSError, ValueError, IndexError):
             continue
-    raise AssertionError(f"no rank 0 among the children of mpirun {mpirun_pid}")
+    raise AssertionError(f"no rank {rank} among the children of mpirun {mpirun_pid}")
+
+
+def start_serve(args, model, np, timeout_s=None):
+    cmd = [args.mpirun, "-np", str(np), "--oversubscribe", "--bind-to", "none", args.deepbatch, "serve", "-m", model,
+           "--host", "127.0.0.1", "--port", "0", "--no-batch-api", "-t", "1", "--kv-cache-memory", str(64 << 20),
+           "--memory-bandwidth", "10", "--tensor-parallel-size", str(np), "--collective-timeout",
+           str(timeout_s or IDLE_TIMEOUT_S)]
+    return subprocess.Popen(cmd, env=mpirun_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def wait_listening(proc):
+    """(url, output lines so far) once serve says where it listens."""
+    url, seen = None, []
+    deadline = time.monotonic() + 60
+    while url is None and time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        check(line != "", "serve exited before listening:\n" + "".join(seen))
+        seen.append(line)
+        m = re.search(r"listening on (http://\S+)", line)
+        url = m.group(1) if m else None
+    check(url is not None, "serve did not listen within 60 s:\n" + "".join(seen))
+    return url, seen
+
+
+def http_status(url, body=None):
+    """(status, parsed JSON body) of a GET (body None) or a JSON POST."""
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+LOST_RANK_TIMEOUT_S = 2  # --collective-timeout of the lost-rank run
+DRAIN_S = 5              # serve answers 503 this long after losing a rank (cmd_serve.cpp), then ends
+
+
+def serve_reports_a_lost_rank(args, model):
+    """serve at 2 ranks with rank 1 stopped (SIGSTOP): a completion is answered 503 naming the lost rank within the
+    collective timeout (and its grace), /health fails with the same reason, and the job then ends non-zero."""
+    proc = start_serve(args, model, 2, LOST_RANK_TIMEOUT_S)
+    victim = None
+    try:
+        url, seen = wait_listening(proc)
+        victim = rank_pid(proc.pid, 1)
+        os.kill(victim, signal.SIGSTOP)
+        stopped = time.monotonic()
+        status, body = http_status(url + "/v1/completions", {"prompt": "hello", "max_tokens": 4, "temperature": 0})
+        answered = time.monotonic() - stopped
+        check(status == 503 and body["error"]["code"] == "model_unavailable",
+              f"a completion with rank 1 stopped got {status} {body}")
+        status, health = http_status(url + "/health")
+        check(status == 503 and health["error"]["code"] == "model_unavailable", f"/health got {status} {health}")
+        rest, _ = proc.communicate(timeout=DRAIN_S + 30)
+        ended = time.monotonic() - stopped
+        check(proc.returncode != 0, f"serve ended with {proc.returncode} after losing a rank:\n{''.join(seen)}{rest}")
+        check(answered < LOST_RANK_TIMEOUT_S + 5, f"the 503 took {answered:.1f} s")
+        print(f"serve at 2 ranks, rank 1 stopped: 503 after {answered:.2f} s ({body['error']['message'][:90]}...); "
+              f"/health 503; job ended {ended:.1f} s after the stop, exit {proc.returncode}")
+    finally:
+        if victim is not None:
+            try:
+                os.kill(victim, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 def serve_matches_run(args, model, np, workdir, n_requests=8):
     """`serve` at np ranks, left idle for more than twice the collective timeout (rank 0's heartbeat must keep
     the workers waiting), answers /v1/completions with the text of the single-process run, then stops cleanly
     on SIGTERM (rank 0 sends Stop; the workers leave their loop)."""
-    cmd = [args.mpirun, "-np", str(np), "--oversubscribe", "--bind-to", "none", args.deepbatch, "serve", "-m", model,
-           "--host", "127.0.0.1", "--port", "0", "--no-batch-api", "-t", "1", "--kv-cache-memory", str(64 << 20),
-           "--memory-bandwidth", "10", "--tensor-parallel-size", str(np), "--collective-timeout", str(IDLE_TIMEOUT_S)]
-    proc = subprocess.Popen(cmd, env=mpirun_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = start_serve(args, model, np)
     try:
-        url, seen = None, []
-        deadline = time.monotonic() + 60
-        while url is None and time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            check(line != "", "serve exited before listening:\n" + "".join(seen))
-            seen.append(line)
-            m = re.search(r"listening on (http://\S+)", line)
-            url = m.group(1) if m else None
-        check(url is not None, "serve did not listen within 60 s:\n" + "".join(seen))
+        url, seen = wait_listening(proc)
         time.sleep(2.5 * IDLE_TIMEOUT_S)
         if proc.poll() is not None:
             check(False, f"serve at {np} ranks ended while idle:\n" + "".join(seen) + proc.stdout.read())
@@ -96,13 +156,12 @@ def serve_matches_run(args, model, np, workdir, n_requests=8):
         for r in requests:
             body = dict(r["body"])
             body.pop("logprobs")
-            req = urllib.request.Request(url + "/v1/completions", data=json.dumps(body).encode(),
-                                         headers={"Content-Type": "application/json"})
-            with urllib.request.urlopen(req, timeout=60) as resp:
-                text = json.loads(resp.read())["choices"][0]["text"]
+            status, answer = http_status(url + "/v1/completions", body)
+            check(status == 200, f"serve at {np} ranks answered {status}: {answer}")
+            text = answer["choices"][0]["text"]
             check(text == want[r["custom_id"]][2], f"serve at {np} ranks, {r['custom_id']}: {text!r} != "
                   f"{want[r['custom_id']][2]!r}")
-        os.kill(rank0_pid(proc.pid), signal.SIGTERM)  # as a service manager would stop rank 0
+        os.kill(rank_pid(proc.pid), signal.SIGTERM)  # as a service manager would stop rank 0
         rest, _ = proc.communicate(timeout=60)
         check(proc.returncode == 0, f"serve at {np} ranks exited {proc.returncode} on SIGTERM:\n{''.join(seen)}{rest}")
         print(f"serve at {np} ranks: {n_requests} completions identical to the single-process run; stopped cleanly")
@@ -181,6 +240,7 @@ def main():
         for np in (int(x) for x in args.default_model_ranks.split(",")):
             compare(args, default_model, "SmolLM2-135M Q4_1", np, workdir)
         serve_matches_run(args, default_model, 2, workdir)
+        serve_reports_a_lost_rank(args, default_model)
         expect_refused(args, qwen_tiny, 2, 2, "--tensor-parallel-size 2 is above the model's 1 KV heads", workdir,
                        "qwen2_tiny (1 KV head) at 2 ranks")
         expect_refused(args, default_model, 2, 3, "--tensor-parallel-size 3 x --expert-parallel-size 1 = 3 ranks, "
