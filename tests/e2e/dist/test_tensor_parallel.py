@@ -171,16 +171,57 @@ def serve_matches_run(args, model, np, workdir, n_requests=8):
             proc.wait()
 
 
-def run_job(args, model, np, tp, workdir, name, extra=()):
-    out = os.path.join(workdir, name + ".jsonl")
+def job_command(args, model, np, tp, workdir, out, extra=()):
     cmd = [args.deepbatch, "run", "-m", model, "-i", os.path.join(workdir, "in.jsonl"), "-o", out, "-t", "1",
            "--kv-cache-memory", str(64 << 20), "--no-progress", *extra]
     if np > 1:
-        cmd = [args.mpirun, "-np", str(np), "--oversubscribe", "--bind-to", "none", *getattr(args, "mpirun_extra", ()), *cmd,
-               "--tensor-parallel-size", str(tp), "--collective-timeout", "60"]
+        cmd = [args.mpirun, "-np", str(np), "--oversubscribe", "--bind-to", "none", *getattr(args, "mpirun_extra", ()),
+               *cmd, "--tensor-parallel-size", str(tp), "--collective-timeout", "60"]
+    return cmd
+
+
+def run_job(args, model, np, tp, workdir, name, extra=()):
+    out = os.path.join(workdir, name + ".jsonl")
     start = time.monotonic()
-    proc = subprocess.run(cmd, env=mpirun_env(), capture_output=True, text=True, timeout=240)
+    proc = subprocess.run(job_command(args, model, np, tp, workdir, out, extra), env=mpirun_env(), capture_output=True,
+                          text=True, timeout=240)
     return proc, out, time.monotonic() - start
+
+
+def journaled_ids(path):
+    """The custom_id of every complete line of a results file, in order (repeats kept)."""
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [json.loads(line)["custom_id"] for line in f if line.endswith("\n")]
+
+
+def run_resumes_after_a_lost_rank(args, model, workdir):
+    """`run` at 2 ranks, rank 1 killed (SIGKILL) once some records are journaled: the job ends non-zero; the same
+    command run again writes only the missing records, and the file then holds every request once, each with the
+    single-process tokens."""
+    out = os.path.join(workdir, "resumed.jsonl")
+    cmd = job_command(args, model, 2, 2, workdir, out)
+    proc = subprocess.Popen(cmd, env=mpirun_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while len(journaled_ids(out)) < 4 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    check(proc.poll() is None, "the job ended before a rank could be killed")
+    os.kill(rank_pid(proc.pid, 1), signal.SIGKILL)
+    _, err = proc.communicate(timeout=60)
+    before = journaled_ids(out)
+    check(proc.returncode != 0, f"the job with a killed rank exited {proc.returncode}")
+    check(len(before) < args.requests, "every record was written before the kill: nothing to resume")
+    again = subprocess.run(cmd, env=mpirun_env(), capture_output=True, text=True, timeout=240)
+    check(again.returncode == 0, "the rerun failed", again)
+    ids = journaled_ids(out)
+    check(len(ids) == args.requests and len(set(ids)) == args.requests,
+          f"after the rerun the file holds {len(ids)} records, {len(set(ids))} distinct, of {args.requests}")
+    want, got = read_outputs(BASELINES[model][0]), read_outputs(out)
+    for cid in want:
+        check(want[cid][0] == got[cid][0], f"{cid}: tokens differ after the resume")
+    print(f"run at 2 ranks, rank 1 killed after {len(before)} records: exit {proc.returncode}; the rerun wrote the "
+          f"other {args.requests - len(before)}, each request once, tokens identical to one process")
 
 
 IDLE_TIMEOUT_S = 3  # serve's --collective-timeout: its heartbeat every 1 s keeps idle workers waiting
@@ -241,6 +282,7 @@ def main():
             compare(args, default_model, "SmolLM2-135M Q4_1", np, workdir)
         serve_matches_run(args, default_model, 2, workdir)
         serve_reports_a_lost_rank(args, default_model)
+        run_resumes_after_a_lost_rank(args, default_model, workdir)
         expect_refused(args, qwen_tiny, 2, 2, "--tensor-parallel-size 2 is above the model's 1 KV heads", workdir,
                        "qwen2_tiny (1 KV head) at 2 ranks")
         expect_refused(args, default_model, 2, 3, "--tensor-parallel-size 3 x --expert-parallel-size 1 = 3 ranks, "
