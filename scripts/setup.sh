@@ -34,12 +34,13 @@ APT_PACKAGES=(
   openmpi-bin libopenmpi-dev libhwloc-dev
 )
 # What the test suite adds: GoogleTest, the fuzz targets (libFuzzer, sanitizer runtimes,
-# symbolized stacks), and a real Prometheus for the end-to-end test that scrapes a
-# running server and runs the dashboard's queries.
+# symbolized stacks), a real Prometheus for the end-to-end test that scrapes a
+# running server and runs the dashboard's queries, and iproute2 (ip, tc) for the tests
+# that put each rank of an mpirun job in its own network namespace.
 APT_TEST_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang lld libclang-rt-14-dev llvm
-  prometheus
+  prometheus iproute2
 )
 # Python packages. The main job: pybind11 builds the Python package's extension
 # (python/) and scikit-build-core installs it with pip; tqdm draws its progress bar.
