@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "dist/numa_placement.h"
 #include "dist/world.h"
 #include "engine/engine_core.h"
 #include "model/sharded_model.h"
@@ -20,7 +21,11 @@ int32_t agreed_kv_blocks(const Model& model, const EngineConfig& cfg, dist::Comm
   if (cfg.speculative.enabled())
     throw Error("--speculative " + cfg.speculative.method +
                 ": speculative decoding does not run with --tensor-parallel-size above 1");
-  const int32_t mine = engine_num_kv_blocks(model, cfg);
+  // Without --kv-cache-memory a process takes a share of the available memory; the ranks
+  // on one machine draw on the same memory, so each takes its part of that share.
+  EngineConfig budget = cfg;
+  if (budget.kv_cache_memory == 0) budget.kv_cache_fraction /= dist::launched_local_rank().size;
+  const int32_t mine = engine_num_kv_blocks(model, budget);
   std::vector<int32_t> all(static_cast<size_t>(group.size()));
   dist::all_gather_as<int32_t>(group, std::span<const int32_t>(&mine, 1), all);
   return *std::min_element(all.begin(), all.end());
