@@ -28,9 +28,12 @@ void add_parallel_options(CLI::App& app, dist::ParallelConfig& p) {
 
 void check_parallel_options(const dist::ParallelConfig& p, bool runs_split_model) {
   dist::check_parallel_config(p, dist::launched_world_size(), dist::built_with_mpi());
-  if (p.expert_parallel_size > 1)
+  if (p.expert_parallel_size > 1 && p.tensor_parallel_size > 1)
+    throw Error("--expert-parallel-size " + std::to_string(p.expert_parallel_size) + " with --tensor-parallel-size " +
+                std::to_string(p.tensor_parallel_size) + ": splitting both at once is not available yet; use one");
+  if (p.expert_parallel_size > 1 && !runs_split_model)
     throw Error("--expert-parallel-size " + std::to_string(p.expert_parallel_size) +
-                ": splitting a model's experts across ranks is not available yet (--tensor-parallel-size is)");
+                ": this command runs a model in one process; `deepbatch run` splits its experts across ranks");
   if (p.tensor_parallel_size > 1 && !runs_split_model)
     throw Error("--tensor-parallel-size " + std::to_string(p.tensor_parallel_size) +
                 ": this command runs a model in one process; `deepbatch run` and `deepbatch serve` split it across "

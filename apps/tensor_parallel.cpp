@@ -34,7 +34,7 @@ int32_t agreed_kv_blocks(const Model& model, const EngineConfig& cfg, dist::Comm
 }  // namespace
 
 std::unique_ptr<dist::Communicator> open_tensor_parallel(const dist::ParallelConfig& p) {
-  if (p.tensor_parallel_size <= 1) return nullptr;
+  if (p.ranks() <= 1) return nullptr;
   dist::WorldOptions w;
   w.collective_timeout_s = p.collective_timeout_s;
   return dist::open_world(w);
@@ -42,7 +42,7 @@ std::unique_ptr<dist::Communicator> open_tensor_parallel(const dist::ParallelCon
 
 LoadOptions shard_load_options(const ModelOptions& model, const dist::ParallelConfig& p, dist::Communicator* group) {
   LoadOptions o = load_options(model);
-  o.tensor_parallel = group;
+  (p.expert_parallel_size > 1 ? o.expert_parallel : o.tensor_parallel) = group;
   o.tensor_parallel_join = dist::shard_join_from_name(p.tensor_parallel_join);
   return o;
 }

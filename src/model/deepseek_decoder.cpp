@@ -10,6 +10,7 @@
 #include "kernels/dequantize.h"
 #include "kernels/cpu/rms_norm.h"
 #include "kernels/cpu/rope.h"
+#include "dist/communicator.h"
 #include "kernels/matmul.h"
 #include "model/rope_frequencies.h"
 #include "util/error.h"
@@ -28,13 +29,28 @@ std::unique_ptr<Model> make_deepseek_decoder(std::unique_ptr<ModelSource> src, T
   return std::make_unique<DeepseekDecoder>(std::move(src), std::move(config), load_pool);
 }
 
-DeepseekDecoder::DeepseekDecoder(std::unique_ptr<ModelSource> src, ModelConfig config, ThreadPool* load_pool)
+std::unique_ptr<Model> make_deepseek_decoder_expert_shard(std::unique_ptr<ModelSource> src, ThreadPool* load_pool,
+                                                          dist::Communicator& group) {
+  ModelConfig config = read_model_config(*src);
+  return std::make_unique<DeepseekDecoder>(std::move(src), std::move(config), load_pool, &group);
+}
+
+DeepseekDecoder::DeepseekDecoder(std::unique_ptr<ModelSource> src, ModelConfig config, ThreadPool* load_pool,
+                                 dist::Communicator* expert_group)
     : src_(std::move(src)), config_(std::move(config)) {
   if (!config_.mla.enabled()) throw Error(src_->path() + ": DeepseekDecoder needs MLA (kv_lora_rank > 0)");
-  weights_ = load_deepseek_weights(*src_, config_, load_pool);
+  if (expert_group != nullptr && expert_group->size() > 1 && !config_.moe.enabled())
+    throw Error(src_->path() + ": --expert-parallel-size " + std::to_string(expert_group->size()) +
+                ": the model has no routed experts to split");
+  try {
+    experts_ = make_expert_shard(config_.moe.enabled() ? config_.moe.n_experts : 1, expert_group);
+  } catch (const Error& e) {
+    throw Error(src_->path() + ": " + e.what());
+  }
+  weights_ = load_deepseek_weights(*src_, config_, load_pool, experts_);
   inv_freq_ = rope_inv_freq(config_);
   rope_mscale_ = rope_mscale(config_);
-  if (config_.moe.enabled()) moe_ = std::make_unique<MoeFeedForward>(config_.moe, config_.hidden);
+  if (config_.moe.enabled()) moe_ = std::make_unique<MoeFeedForward>(config_.moe, config_.hidden, experts_);
   if (layer_profile_requested()) profile_ = std::make_unique<LayerProfile>(config_.n_layers);
 }
 
@@ -252,6 +268,8 @@ class DeepseekDecoder::Mtp final : public MtpModule {
 
 MtpModule* DeepseekDecoder::mtp(ThreadPool* load_pool) {
   if (mtp_) return mtp_.get();
+  if (experts_.split())
+    throw Error(src_->path() + ": the multi-token-prediction layer does not run with --expert-parallel-size above 1");
   if (!has_mtp_layer(*src_, config_)) return nullptr;
   load_mtp_weights(*src_, config_, weights_, load_pool);
   mtp_ = std::make_unique<Mtp>(*this);

@@ -38,10 +38,17 @@ namespace db {
 
 // Registry factory for "deepseek2".
 std::unique_ptr<Model> make_deepseek_decoder(std::unique_ptr<ModelSource> src, ThreadPool* load_pool);
+// One rank's part of an expert-parallel group (model/expert_shard.h): the routed
+// experts split across `group`, the rest replicated. Every rank must be fed the same
+// steps. Throws db::Error for a model without routed experts or more ranks than experts.
+std::unique_ptr<Model> make_deepseek_decoder_expert_shard(std::unique_ptr<ModelSource> src, ThreadPool* load_pool,
+                                                          dist::Communicator& group);
 
 class DeepseekDecoder : public Model {
  public:
-  DeepseekDecoder(std::unique_ptr<ModelSource> src, ModelConfig config, ThreadPool* load_pool = nullptr);
+  // expert_group: split the routed experts across it (null: one process, every expert).
+  DeepseekDecoder(std::unique_ptr<ModelSource> src, ModelConfig config, ThreadPool* load_pool = nullptr,
+                  dist::Communicator* expert_group = nullptr);
   ~DeepseekDecoder() override;
 
   const ModelConfig& config() const override { return config_; }
@@ -49,9 +56,14 @@ class DeepseekDecoder : public Model {
   KVCacheShape kv_cache_shape() const override;
   void forward(const Batch& batch, const AttentionMetadata& attn, KVStore& kv, ThreadPool& pool,
                std::vector<float>& logits) override;
-  // Counted after each MoE layer's forward; nullptr for a dense model.
+  // Counted after each MoE layer's forward; nullptr for a dense model. Expert
+  // parallel: every expert's counts (every rank routes every token; this rank's load
+  // is that of its experts, expert_shard()).
   const RouterStats* router_stats() const override { return moe_ ? &router_stats_ : nullptr; }
+  // Throws db::Error when the experts are split (the MTP layer is not split).
   MtpModule* mtp(ThreadPool* load_pool = nullptr) override;
+  // The routed experts this model holds (every one unless expert parallel).
+  const ExpertShard& expert_shard() const { return experts_; }
   std::span<const float> last_hidden_states() const override { return last_hidden_; }
 
   // Per-layer block times of every forward() since the model was built
@@ -102,6 +114,7 @@ class DeepseekDecoder : public Model {
 
   std::unique_ptr<ModelSource> src_;
   ModelConfig config_;
+  ExpertShard experts_;
   DeepseekWeights weights_;
   std::vector<float> inv_freq_;  // qk_rope / 2 YaRN frequencies
   float rope_mscale_ = 1.0f;     // YaRN cos/sin factor

@@ -98,7 +98,9 @@ const char* hf_expert_proj(ExpertProj proj) {
   return proj == ExpertProj::Gate ? "gate_proj" : proj == ExpertProj::Up ? "up_proj" : "down_proj";
 }
 
-MoeLayerWeights load_moe(const ModelSource& src, const ModelConfig& c, int layer, const MatrixPreparer& prepare) {
+// Experts outside `experts` get shape-only views (null data): never read from the file.
+MoeLayerWeights load_moe(const ModelSource& src, const ModelConfig& c, int layer, const MatrixPreparer& prepare,
+                         const ExpertShard& experts) {
   const MoeConfig& m = c.moe;
   const std::string p = "blk." + std::to_string(layer) + ".";
   const int64_t hidden = c.hidden, ffn = m.expert_ffn;
@@ -118,9 +120,18 @@ MoeLayerWeights load_moe(const ModelSource& src, const ModelConfig& c, int layer
         t, shape);
     return prepare(t);
   };
+  auto absent = [](std::vector<int64_t> shape) {
+    TensorView t;
+    t.shape = std::move(shape);
+    return t;
+  };
   w.experts.resize(static_cast<size_t>(m.n_experts));
   for (int e = 0; e < m.n_experts; ++e) {
     ExpertWeights& x = w.experts[static_cast<size_t>(e)];
+    if (!experts.holds(e)) {
+      x = ExpertWeights{absent({ffn, hidden}), absent({ffn, hidden}), absent({hidden, ffn})};
+      continue;
+    }
     x.gate = expert(ExpertProj::Gate, e, {ffn, hidden});
     x.up = expert(ExpertProj::Up, e, {ffn, hidden});
     x.down = expert(ExpertProj::Down, e, {hidden, ffn});
@@ -132,12 +143,12 @@ MoeLayerWeights load_moe(const ModelSource& src, const ModelConfig& c, int layer
 
 // `moe`: the block's feed-forward is DeepSeekMoE, else dense.
 MlaLayerWeights load_layer(const ModelSource& src, const ModelConfig& c, int layer, bool moe, DeepseekWeights& all,
-                           const MatrixPreparer& prepare) {
+                           const MatrixPreparer& prepare, const ExpertShard& experts = {}) {
   const std::string p = "blk." + std::to_string(layer) + ".";
   MlaLayerWeights w;
   load_attention(src, c, p, w, all, prepare);
   if (moe) {
-    w.moe = load_moe(src, c, layer, prepare);
+    w.moe = load_moe(src, c, layer, prepare, experts);
   } else {
     const ExpertWeights d = load_ffn(src, p, "", c.ffn_hidden, c.hidden, prepare);
     w.ffn_gate = d.gate;
@@ -228,14 +239,15 @@ TensorView expert_matrix(const ModelSource& src, int layer, ExpertProj proj, int
   return row_view(x, proj == ExpertProj::Gate ? 0 : ffn, ffn);
 }
 
-DeepseekWeights load_deepseek_weights(const ModelSource& src, const ModelConfig& c, ThreadPool* pool) {
+DeepseekWeights load_deepseek_weights(const ModelSource& src, const ModelConfig& c, ThreadPool* pool,
+                                      const ExpertShard& experts) {
   const auto start = std::chrono::steady_clock::now();
   note_unused_layers(src, c);
   DeepseekWeights w;
   const MatrixPreparer prepare{src, w.packed, pool};
   load_token_embedding(src, c, w);
   w.layers.reserve(static_cast<size_t>(c.n_layers));
-  for (int l = 0; l < c.n_layers; ++l) w.layers.push_back(load_layer(src, c, l, c.moe.is_moe_layer(l), w, prepare));
+  for (int l = 0; l < c.n_layers; ++l) w.layers.push_back(load_layer(src, c, l, c.moe.is_moe_layer(l), w, prepare, experts));
   load_output_head(src, c, prepare, w);
   report_prepared_weights(src, w.packed, start, w.built_matrices);
   return w;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "model/config.h"
+#include "model/expert_shard.h"
 #include "model/moe_feed_forward.h"
 #include "model/weight_loading.h"
 #include "tensor/tensor.h"
@@ -96,8 +97,11 @@ TensorView expert_matrix(const ModelSource& src, int layer, ExpertProj proj, int
 // db::Error naming the file, the tensor, and the expected and found shape.
 // Matrices are repacked on `pool` when given. Tensors the model does not use (the
 // multi-token-prediction layers of V3: blk.N.nextn.* and layers past block_count)
-// are skipped with one note on stderr.
-DeepseekWeights load_deepseek_weights(const ModelSource& src, const ModelConfig& c, ThreadPool* pool = nullptr);
+// are skipped with one note on stderr. Only the routed experts `experts` holds are
+// read (and repacked); the others get views of the right shape with null data
+// (expert parallelism, model/expert_shard.h).
+DeepseekWeights load_deepseek_weights(const ModelSource& src, const ModelConfig& c, ThreadPool* pool = nullptr,
+                                      const ExpertShard& experts = {});
 
 // True when the file holds a multi-token-prediction layer (its nextn eh_proj).
 bool has_mtp_layer(const ModelSource& src, const ModelConfig& c);

@@ -28,6 +28,10 @@ struct LoadOptions {
   // others (model/sharded_model.h). Null, or a group of one: the whole model.
   dist::Communicator* tensor_parallel = nullptr;
   dist::ShardJoin tensor_parallel_join = dist::ShardJoin::Gather;  // how the shards' parts meet
+  // An expert-parallel group of several ranks: each rank of a deepseek2 model loads
+  // only its part of the routed experts (model/expert_shard.h), the rest whole; rank
+  // 0 gets a ShardedModel as above. Not with tensor_parallel (refused).
+  dist::Communicator* expert_parallel = nullptr;
 };
 
 // The types --quantize accepts: F32, F16, BF16, Q4_0, Q4_1, Q4_K, Q5_0, Q5_1, Q8_0.

@@ -175,8 +175,13 @@ void check_moe_layer_weights(const MoeConfig& c, int64_t hidden, const MoeLayerW
   }
 }
 
-MoeFeedForward::MoeFeedForward(const MoeConfig& c, int64_t hidden) : c_(c), hidden_(hidden) {
+MoeFeedForward::MoeFeedForward(const MoeConfig& c, int64_t hidden, ExpertShard shard)
+    : c_(c), hidden_(hidden), shard_(shard) {
   check_moe_config(c_);
+  if (!shard_.split()) shard_ = ExpertShard{nullptr, 0, c_.n_experts};
+  if (shard_.begin < 0 || shard_.begin >= shard_.end || shard_.end > c_.n_experts)
+    throw Error("MoE block: expert shard [" + std::to_string(shard_.begin) + ", " + std::to_string(shard_.end) +
+                ") is not a part of the " + std::to_string(c_.n_experts) + " experts");
   if (hidden_ <= 0) throw Error("MoE block: hidden must be positive");
   tokens_per_expert_.assign(static_cast<size_t>(c_.n_experts), 0);
   expert_begin_.assign(static_cast<size_t>(c_.n_experts) + 1, 0);
@@ -232,28 +237,23 @@ void MoeFeedForward::forward(const MoeLayerWeights& w, const float* xn, int64_t 
   // Routed experts, ascending index; each token's sum gets its terms in that order.
   timer.emplace(profile, row, LayerBlock::Experts);
   std::fill(routed_.begin(), routed_.begin() + n * h, 0.0f);
-  for (int64_t e = 0; e < n_exp; ++e) {
-    const int64_t m = tokens_per_expert_[e];
-    if (m == 0) continue;
-    const int64_t* asg = assignment_.data() + expert_begin_[e];
-    auto gather = [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i)
-        std::copy_n(xn + (asg[i] / k) * h, h, xg_.data() + i * h);
-    };
-    if (m < kSerialRows) gather(0, m); else pool.parallel_for(m, gather);
-    const ExpertWeights& x = w.experts[static_cast<size_t>(e)];
-    kernels::matmul_swiglu(x.gate, x.up, xg_.data(), m, hg_.data(), ug_.data(), pool);
-    kernels::matmul(x.down, hg_.data(), m, yg_.data(), pool);
-    // Each token appears at most once per expert: the rows are disjoint.
-    auto scatter = [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        const float wt = weights_[asg[i]];
-        const float* y = yg_.data() + i * h;
-        float* r = routed_.data() + (asg[i] / k) * h;
-        for (int64_t d = 0; d < h; ++d) r[d] += wt * y[d];
-      }
-    };
-    if (m < kSerialRows) scatter(0, m); else pool.parallel_for(m, scatter);
+  if (!shard_.split()) {
+    for (int64_t e = 0; e < n_exp; ++e) {
+      if (tokens_per_expert_[e] == 0) continue;
+      run_expert(w.experts[static_cast<size_t>(e)], e, xn, yg_.data(), pool);
+      add_weighted(e, yg_.data(), pool);
+    }
+  } else {
+    // This rank's experts' rows, then every rank's (the exchange), in one process's order.
+    const int64_t first = expert_begin_[shard_.begin];
+    grow(mine_, (expert_begin_[shard_.end] - first) * h);
+    for (int64_t e = shard_.begin; e < shard_.end; ++e)
+      if (tokens_per_expert_[e] > 0)
+        run_expert(w.experts[static_cast<size_t>(e)], e, xn, mine_.data() + (expert_begin_[e] - first) * h, pool);
+    grow(all_, n * k * h);
+    exchange_expert_rows(shard_, expert_begin_, mine_.data(), h, send_, all_.data());
+    for (int64_t e = 0; e < n_exp; ++e)
+      if (tokens_per_expert_[e] > 0) add_weighted(e, all_.data() + expert_begin_[e] * h, pool);
   }
 
   // Shared experts over all rows (xn is read by the gate/up product before out is written).
@@ -267,6 +267,33 @@ void MoeFeedForward::forward(const MoeLayerWeights& w, const float* xn, int64_t 
   } else {
     std::copy_n(routed_.data(), n * h, out);
   }
+}
+
+void MoeFeedForward::run_expert(const ExpertWeights& x, int64_t e, const float* xn, float* y, ThreadPool& pool) {
+  const int64_t k = c_.n_experts_used, h = hidden_, m = tokens_per_expert_[e];
+  DB_CHECK(x.gate.data != nullptr, "MoE block: expert " + std::to_string(e) + " runs but was not loaded");
+  const int64_t* asg = assignment_.data() + expert_begin_[e];
+  auto gather = [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) std::copy_n(xn + (asg[i] / k) * h, h, xg_.data() + i * h);
+  };
+  if (m < kSerialRows) gather(0, m); else pool.parallel_for(m, gather);
+  kernels::matmul_swiglu(x.gate, x.up, xg_.data(), m, hg_.data(), ug_.data(), pool);
+  kernels::matmul(x.down, hg_.data(), m, y, pool);
+}
+
+void MoeFeedForward::add_weighted(int64_t e, const float* y_rows, ThreadPool& pool) {
+  const int64_t k = c_.n_experts_used, h = hidden_, m = tokens_per_expert_[e];
+  const int64_t* asg = assignment_.data() + expert_begin_[e];
+  // Each token appears at most once per expert: the rows are disjoint.
+  auto scatter = [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const float wt = weights_[asg[i]];
+      const float* y = y_rows + i * h;
+      float* r = routed_.data() + (asg[i] / k) * h;
+      for (int64_t d = 0; d < h; ++d) r[d] += wt * y[d];
+    }
+  };
+  if (m < kSerialRows) scatter(0, m); else pool.parallel_for(m, scatter);
 }
 
 }  // namespace db

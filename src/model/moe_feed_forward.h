@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "model/expert_shard.h"
 #include "model/layer_profile.h"
 #include "model/moe_config.h"
 #include "tensor/tensor.h"
@@ -87,9 +88,16 @@ void check_moe_layer_weights(const MoeConfig& c, int64_t hidden, const MoeLayerW
 // terms in ascending expert index, whatever else the batch holds, and the
 // matmul kernels give each row the same bits at any batch size, split and
 // thread count; so a token's output is bitwise the same alone or in any batch.
+//
+// Expert parallel (a split `shard`, model/expert_shard.h): every rank of the group
+// calls forward with the same rows; each runs only its experts, the ranks exchange
+// the experts' output rows, and every rank adds them as above: every rank's output
+// is bitwise one process's. Experts outside the shard may have null data.
 class MoeFeedForward {
  public:
-  MoeFeedForward(const MoeConfig& c, int64_t hidden);  // throws db::Error via check_moe_config
+  // Throws db::Error via check_moe_config. `shard`: the experts this rank runs
+  // (default: one process, every expert).
+  MoeFeedForward(const MoeConfig& c, int64_t hidden, ExpertShard shard = {});
 
   // out[t] = the block's output for xn[t] (the FFN-normed hidden state), t < n;
   // xn and out are n rows of hidden floats; out may alias xn (xn is read in
@@ -102,8 +110,12 @@ class MoeFeedForward {
   const MoeConfig& config() const { return c_; }
   int64_t hidden() const { return hidden_; }
 
+  const ExpertShard& shard() const { return shard_; }
+
   // Router statistics of the last forward (all zero / empty before one):
-  // tokens routed to each expert ([n_experts], summing to n * n_experts_used),
+  // tokens routed to each expert ([n_experts], summing to n * n_experts_used;
+  // every expert's, split or not: every rank routes every token, so this rank's
+  // load is the counts of the experts in shard()),
   // and each token's chosen experts and weights ([n][n_experts_used], as route_tokens).
   const std::vector<int64_t>& tokens_per_expert() const { return tokens_per_expert_; }
   int64_t last_tokens() const { return last_n_; }
@@ -112,9 +124,15 @@ class MoeFeedForward {
 
  private:
   void reserve(int64_t n);
+  // Expert e's unweighted outputs for its tokens (tokens_per_expert_[e] rows, in
+  // assignment order) into y.
+  void run_expert(const ExpertWeights& x, int64_t e, const float* xn, float* y, ThreadPool& pool);
+  // routed_[t] += weight * y row, for expert e's tokens t (y as run_expert writes it).
+  void add_weighted(int64_t e, const float* y, ThreadPool& pool);
 
   MoeConfig c_;
   int64_t hidden_;
+  ExpertShard shard_;
   int64_t last_n_ = 0;
   std::vector<int64_t> tokens_per_expert_;
   std::vector<int64_t> expert_begin_;  // [n_experts + 1] offsets into assignment_
@@ -125,6 +143,8 @@ class MoeFeedForward {
   std::vector<float> routed_;          // [n][hidden] routed sum
   std::vector<float> xg_, yg_;         // [n][hidden] one expert's gathered inputs / outputs
   std::vector<float> hg_, ug_;         // [n][max(expert_ffn, shared ffn)] SwiGLU out / up scratch
+  std::vector<float> mine_, all_;      // split: this rank's / every rank's expert rows [rows][hidden]
+  std::vector<std::byte> send_;        // split: the exchange's send buffer
 };
 
 }  // namespace db

@@ -39,6 +39,7 @@ class ShardedModel : public Model {
 
   const ModelConfig& config() const override { return shard_->config(); }
   KVCacheShape kv_cache_shape() const override { return shard_->kv_cache_shape(); }
+  const RouterStats* router_stats() const override { return shard_->router_stats(); }
   void forward(const Batch& batch, const AttentionMetadata& attn, KVStore& kv, ThreadPool& pool,
                std::vector<float>& logits) override;
   void note_block_copies(std::span<const BlockCopy> copies) override;

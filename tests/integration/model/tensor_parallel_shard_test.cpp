@@ -6,7 +6,6 @@
 // and a quantized model's next activations may then round to another step).
 #include <gtest/gtest.h>
 
-#include <barrier>
 #include <string>
 #include <thread>
 #include <vector>
@@ -17,55 +16,11 @@
 #include "model/model.h"
 #include "model/model_source.h"
 #include "model_test_util.h"
+#include "thread_communicator.h"
 #include "util/error.h"
 
 namespace db::test {
 namespace {
-
-// The ranks of one group as threads: all_reduce_sum adds the ranks' buffers in rank
-// order, so every rank gets bitwise the same sums (as MpiCommunicator's do).
-struct ThreadGroup {
-  explicit ThreadGroup(int n) : size(n), barrier(n), buffers(static_cast<size_t>(n)), sent(static_cast<size_t>(n)) {}
-  int size;
-  std::barrier<> barrier;
-  std::vector<float*> buffers;
-  std::vector<const std::byte*> sent;
-};
-
-class ThreadCommunicator : public dist::Communicator {
- public:
-  ThreadCommunicator(ThreadGroup& g, int rank) : g_(g), rank_(rank) {}
-  int rank() const override { return rank_; }
-  int size() const override { return g_.size; }
-  void all_reduce_sum(std::span<float> data) override {
-    g_.buffers[static_cast<size_t>(rank_)] = data.data();
-    g_.barrier.arrive_and_wait();
-    sum_.assign(data.size(), 0.0f);
-    for (int r = 0; r < g_.size; ++r)
-      for (size_t i = 0; i < data.size(); ++i) sum_[i] += g_.buffers[static_cast<size_t>(r)][i];
-    g_.barrier.arrive_and_wait();  // every rank has read every buffer
-    std::copy(sum_.begin(), sum_.end(), data.begin());
-  }
-  void all_gather(std::span<const std::byte> send, std::span<std::byte> recv) override {
-    g_.sent[static_cast<size_t>(rank_)] = send.data();
-    g_.barrier.arrive_and_wait();
-    for (int r = 0; r < g_.size; ++r)
-      std::copy(g_.sent[static_cast<size_t>(r)], g_.sent[static_cast<size_t>(r)] + send.size(),
-                recv.begin() + static_cast<std::ptrdiff_t>(r * send.size()));
-    g_.barrier.arrive_and_wait();  // every rank has read every buffer
-  }
-  void all_to_all_v(std::span<const std::byte>, std::span<const size_t>, std::span<std::byte>,
-                    std::span<const size_t>) override {
-    throw Error("unused");
-  }
-  void broadcast(std::vector<std::byte>&, int) override { throw Error("unused"); }
-  [[noreturn]] void abort(int) override { std::abort(); }
-
- private:
-  ThreadGroup& g_;
-  int rank_;
-  std::vector<float> sum_;
-};
 
 std::vector<std::vector<int32_t>> test_sequences(int vocab) {
   std::vector<std::vector<int32_t>> seqs;

@@ -1,0 +1,84 @@
+"""Expert parallelism under real mpirun jobs (`deepbatch run --expert-parallel-size E`):
+the same batch of mixed completions requests (tensor parallelism's: prompt lengths 1
+to 60 words, max_tokens 1 to 24, every eighth request forked into 3 choices) run by one
+process and by E ranks (one thread each) must give the same greedy tokens and log
+probabilities on test-sized random deepseek2 models in V2's and V3's form (8 routed
+experts: 4 + 4 at two ranks). The combine adds each token's expert rows in one process's
+order, so the log probabilities must match exactly. Each rank must report holding only
+its experts. Sizes the model or the job cannot take must fail fast with a clear message."""
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "deepseek"))
+
+from deepseek_models import Scratch  # noqa: E402 - the random-weight deepseek2 models
+from test_collective_faults import check, mpirun_env  # noqa: E402 - the job environment and failure report
+from test_tensor_parallel import arg_parser, read_outputs, write_requests  # noqa: E402 - the same batch
+
+
+def run_job(args, model, np, workdir, name, extra=()):
+    out = os.path.join(workdir, name + ".jsonl")
+    cmd = [args.deepbatch, "run", "-m", model, "-i", os.path.join(workdir, "in.jsonl"), "-o", out, "-t", "1",
+           "--kv-cache-memory", str(64 << 20), "--no-progress", *extra]
+    if np > 1:
+        cmd = [args.mpirun, "-np", str(np), "--oversubscribe", "--bind-to", "none", *cmd, "--collective-timeout",
+               "60"]
+    start = time.monotonic()
+    proc = subprocess.run(cmd, env=mpirun_env(), capture_output=True, text=True, timeout=120)
+    return proc, out, time.monotonic() - start
+
+
+def compare(args, model, label, ep, workdir):
+    one, one_out, t1 = run_job(args, model, 1, workdir, label + "-one")
+    check(one.returncode == 0, f"{label}: the single-process run failed", one)
+    split, split_out, t2 = run_job(args, model, ep, workdir, f"{label}-ep{ep}", ("--expert-parallel-size", str(ep)))
+    check(split.returncode == 0, f"{label}: the run at --expert-parallel-size {ep} failed", split)
+    for r in range(ep):
+        held = f"expert parallel: rank {r} of {ep} holds routed experts [{r * 8 // ep}, {(r + 1) * 8 // ep}) of 8"
+        check(held in split.stderr, f"{label}: rank {r} did not report its experts", split)
+    a, b = read_outputs(one_out), read_outputs(split_out)
+    check(sorted(a) == sorted(b) and len(a) == args.requests, f"{label}: the runs answered different requests")
+    tokens = 0
+    for cid in a:
+        check(a[cid][0] == b[cid][0], f"{label}: {cid}: tokens differ:\n one process: {a[cid][0]}\n"
+              f" {ep} ranks:    {b[cid][0]}")
+        check(a[cid][1] == b[cid][1], f"{label}: {cid}: log probabilities differ")
+        tokens += len(a[cid][1])
+    print(f"{label}: {args.requests} requests, {tokens} tokens and log probabilities identical at {ep} ranks; "
+          f"{t1:.1f} s one process, {t2:.1f} s {ep} ranks")
+
+
+def expect_refused(args, model, np, extra, needle, workdir, label):
+    proc, _, took = run_job(args, model, np, workdir, "refused", extra)
+    check(proc.returncode != 0 and needle in proc.stderr, f"{label}: expected a failure saying '{needle}'", proc)
+    print(f"{label}: refused in {took:.1f} s: {needle}")
+
+
+def main():
+    ap = arg_parser()
+    args = ap.parse_args()
+    args.work_dir = None
+    smollm = os.path.join(args.source_dir, "models/SmolLM2-135M-Instruct.Q4_1.gguf")
+    with Scratch(args, "expert_parallel") as scratch, tempfile.TemporaryDirectory() as workdir:
+        write_requests(os.path.join(workdir, "in.jsonl"), args.requests)
+        v2 = scratch.write_model("deepseek-v2-mini")
+        compare(args, v2, "deepseek-v2-mini", 2, workdir)
+        compare(args, scratch.write_model("deepseek-v3-mini"), "deepseek-v3-mini", 2, workdir)
+        ep = ("--expert-parallel-size", "2")
+        expect_refused(args, v2, 3, ep, "--tensor-parallel-size 1 x --expert-parallel-size 2 = 2 ranks, but the "
+                       "job has 3 processes", workdir, "--expert-parallel-size 2 on 3 ranks")
+        expect_refused(args, v2, 9, ("--expert-parallel-size", "9"), "--expert-parallel-size 9 is above the model's "
+                       "8 routed experts per layer", workdir, "--expert-parallel-size 9 on 8 experts")
+        expect_refused(args, smollm, 2, ep, "expert parallelism splits the routed experts of deepseek2 models; this "
+                       "one is llama", workdir, "a llama model")
+        expect_refused(args, v2, 4, (*ep, "--tensor-parallel-size", "2"), "splitting both at once is not available "
+                       "yet", workdir, "--expert-parallel-size 2 with --tensor-parallel-size 2")
+    print("expert parallel: all checks passed")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
