@@ -5,8 +5,11 @@ process and by E ranks (one thread each) must give the same greedy tokens and lo
 probabilities on test-sized random deepseek2 models in V2's and V3's form (8 routed
 experts: 4 + 4 at two ranks). The combine adds each token's expert rows in one process's
 order, so the log probabilities must match exactly. Each rank must report holding only
-its experts. Sizes the model or the job cannot take must fail fast with a clear message."""
+its experts. `serve` at two ranks must answer with the same text and stop cleanly. Sizes the model or the job cannot take must fail fast with a clear message."""
+import json
 import os
+import urllib.request
+import signal
 import subprocess
 import sys
 import tempfile
@@ -17,7 +20,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "deepseek"))
 
 from deepseek_models import Scratch  # noqa: E402 - the random-weight deepseek2 models
 from test_collective_faults import check, mpirun_env  # noqa: E402 - the job environment and failure report
-from test_tensor_parallel import arg_parser, read_outputs, write_requests  # noqa: E402 - the same batch
+from test_tensor_parallel import (arg_parser, http_status, rank_pid, read_outputs, wait_listening,  # noqa: E402
+                                  write_requests)
 
 
 def run_job(args, model, np, workdir, name, extra=()):
@@ -50,6 +54,40 @@ def compare(args, model, label, ep, workdir):
         tokens += len(a[cid][1])
     print(f"{label}: {args.requests} requests, {tokens} tokens and log probabilities identical at {ep} ranks; "
           f"{t1:.1f} s one process, {t2:.1f} s {ep} ranks")
+    return one_out
+
+
+def serve_matches_run(args, model, ep, one_out, workdir, n_requests=4):
+    """`serve` at ep ranks answers /v1/completions with the single-process run's text, counts every routed
+    token in /metrics, and stops cleanly on SIGTERM to rank 0."""
+    cmd = [args.mpirun, "-np", str(ep), "--oversubscribe", "--bind-to", "none", args.deepbatch, "serve", "-m", model,
+           "--host", "127.0.0.1", "--port", "0", "--no-batch-api", "-t", "1", "--kv-cache-memory", str(64 << 20),
+           "--expert-parallel-size", str(ep), "--collective-timeout", "30"]
+    proc = subprocess.Popen(cmd, env=mpirun_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        url, seen = wait_listening(proc)
+        want = read_outputs(one_out)
+        with open(os.path.join(workdir, "in.jsonl")) as f:
+            requests = [json.loads(line) for line in f][:n_requests]
+        for r in requests:
+            body = {k: v for k, v in r["body"].items() if k not in ("logprobs", "n")}
+            status, got = http_status(url + "/v1/completions", body)
+            check(status == 200 and got["choices"][0]["text"] == want[r["custom_id"]][2],
+                  f"serve at {ep} ranks, {r['custom_id']}: {got} != {want[r['custom_id']][2]!r}")
+        with urllib.request.urlopen(url + "/metrics", timeout=30) as resp:
+            metrics = resp.read().decode()
+        routed = sum(float(line.rsplit(" ", 1)[1]) for line in metrics.splitlines()
+                     if line.startswith("deepbatch:moe_routed_tokens_total{"))
+        check(routed > 0, f"serve at {ep} ranks: no routed tokens in /metrics")
+        os.kill(rank_pid(proc.pid), signal.SIGTERM)
+        rest, _ = proc.communicate(timeout=60)
+        check(proc.returncode == 0, f"serve at {ep} ranks exited {proc.returncode} on SIGTERM:\n{''.join(seen)}{rest}")
+        print(f"serve at {ep} ranks: {n_requests} completions identical to the single-process run; "
+              f"{routed:.0f} routed tokens in /metrics; stopped cleanly")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 def expect_refused(args, model, np, extra, needle, workdir, label):
@@ -66,7 +104,7 @@ def main():
     with Scratch(args, "expert_parallel") as scratch, tempfile.TemporaryDirectory() as workdir:
         write_requests(os.path.join(workdir, "in.jsonl"), args.requests)
         v2 = scratch.write_model("deepseek-v2-mini")
-        compare(args, v2, "deepseek-v2-mini", 2, workdir)
+        serve_matches_run(args, v2, 2, compare(args, v2, "deepseek-v2-mini", 2, workdir), workdir)
         compare(args, scratch.write_model("deepseek-v3-mini"), "deepseek-v3-mini", 2, workdir)
         ep = ("--expert-parallel-size", "2")
         expect_refused(args, v2, 3, ep, "--tensor-parallel-size 1 x --expert-parallel-size 2 = 2 ranks, but the "
