@@ -40,7 +40,7 @@ int run_batch(const RunOptions& o) {
   const std::unique_ptr<dist::Communicator> group = open_tensor_parallel(o.engine.parallel);
   if (group && group->rank() != 0) return run_worker_rank(o.model, o.engine.parallel, cfg, *group);
   auto bundle = ModelBundle::open(o.model.model, o.model.threads, shard_load_options(o.model, o.engine.parallel, group.get()));
-  if (group) agree_kv_pool_on_rank0(bundle->model(), cfg, *group);
+  if (group) agree_kv_pool_on_rank0(bundle->model(), o.engine.parallel, cfg, *group);
   apply_output_parsers(*bundle, o.parsers);
   batch::BatchJobOptions job;
   job.input_path = o.input;

@@ -57,7 +57,7 @@ int run_serve(ServeOptions o) {
   auto bundle = ModelBundle::open(o.model.model, o.model.threads,
                                   shard_load_options(o.model, o.engine.parallel, group.get()));
   if (group) {
-    agree_kv_pool_on_rank0(bundle->model(), cfg, *group);
+    agree_kv_pool_on_rank0(bundle->model(), o.engine.parallel, cfg, *group);
     // A lost rank: answer 503 (requests, /health) for a while instead of vanishing, then end the job.
     dynamic_cast<ShardedModel&>(bundle->model()).drain_on_failure(kDrainAfterLostRankSeconds);
   }

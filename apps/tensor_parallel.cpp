@@ -47,14 +47,14 @@ LoadOptions shard_load_options(const ModelOptions& model, const dist::ParallelCo
   return o;
 }
 
-void agree_kv_pool_on_rank0(Model& model, EngineConfig& cfg, dist::Communicator& group) {
+void agree_kv_pool_on_rank0(Model& model, const dist::ParallelConfig& p, EngineConfig& cfg, dist::Communicator& group) {
   auto* sharded = dynamic_cast<ShardedModel*>(&model);
   DB_CHECK(sharded != nullptr, "rank 0 of a tensor-parallel job runs a ShardedModel");
   int32_t blocks = 0;
   sharded->exclusive([&] { blocks = agreed_kv_blocks(model, cfg, group); });
   cfg.kv_cache_memory = int64_t{blocks} * static_cast<int64_t>(engine_kv_cache_spec(model, cfg).bytes_per_block());
-  std::fprintf(stderr, "[deepbatch] tensor parallel: %d ranks; KV pool of %d blocks on every rank\n", group.size(),
-               blocks);
+  std::fprintf(stderr, "[deepbatch] %s parallel: %d ranks; KV pool of %d blocks on every rank\n",
+               p.expert_parallel_size > 1 ? "expert" : "tensor", group.size(), blocks);
 }
 
 int run_worker_rank(const ModelOptions& model, const dist::ParallelConfig& p, const EngineConfig& cfg,

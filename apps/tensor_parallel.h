@@ -25,7 +25,8 @@ LoadOptions shard_load_options(const ModelOptions& model, const dist::ParallelCo
 // count, the smallest any rank's KV budget holds (each rank takes cfg's budget for
 // its own KV heads), and fixes cfg.kv_cache_memory to that many of rank 0's blocks.
 // Throws db::Error for speculative decoding, which a split model does not run.
-void agree_kv_pool_on_rank0(Model& model, EngineConfig& cfg, dist::Communicator& group);
+// Logs the split (tensor or expert parallel, as p says) and the pool.
+void agree_kv_pool_on_rank0(Model& model, const dist::ParallelConfig& p, EngineConfig& cfg, dist::Communicator& group);
 
 // Ranks above 0: loads the shard, agrees on the KV pool as rank 0 does, and runs the
 // worker loop until rank 0 stops it. Returns the exit code.

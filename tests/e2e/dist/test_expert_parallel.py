@@ -44,6 +44,7 @@ def compare(args, model, label, ep, workdir):
     for r in range(ep):
         held = f"expert parallel: rank {r} of {ep} holds routed experts [{r * 8 // ep}, {(r + 1) * 8 // ep}) of 8"
         check(held in split.stderr, f"{label}: rank {r} did not report its experts", split)
+    check(f"expert parallel: {ep} ranks; KV pool" in split.stderr, f"{label}: rank 0 did not report the split", split)
     a, b = read_outputs(one_out), read_outputs(split_out)
     check(sorted(a) == sorted(b) and len(a) == args.requests, f"{label}: the runs answered different requests")
     tokens = 0
