@@ -23,15 +23,7 @@
 namespace db::test {
 namespace {
 
-std::vector<std::vector<int32_t>> test_sequences(int vocab) {
-  std::vector<std::vector<int32_t>> seqs;
-  for (int s = 0; s < 5; ++s) {
-    std::vector<int32_t> t;
-    for (int i = 0; i < 6 + 9 * s; ++i) t.push_back((s * 131 + i * 37 + 5) % vocab);
-    seqs.push_back(t);
-  }
-  return seqs;
-}
+std::vector<std::vector<int32_t>> test_sequences(int vocab) { return patterned_sequences(vocab, 5, 6, 9); }
 
 // A communicator that says it is rank `rank` of `size` and fails any collective: for
 // loads that must be refused, or that make none.

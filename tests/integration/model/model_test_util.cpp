@@ -190,4 +190,14 @@ bool bit_identical(const SeqLogits& a, const SeqLogits& b) {
   return true;
 }
 
+std::vector<std::vector<int32_t>> patterned_sequences(int vocab, int count, int first_len, int len_step) {
+  std::vector<std::vector<int32_t>> seqs;
+  for (int s = 0; s < count; ++s) {
+    std::vector<int32_t> t;
+    for (int i = 0; i < first_len + len_step * s; ++i) t.push_back((s * 131 + i * 37 + 5) % vocab);
+    seqs.push_back(t);
+  }
+  return seqs;
+}
+
 }  // namespace db::test

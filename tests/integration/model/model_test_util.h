@@ -62,6 +62,10 @@ class PagedRunner {
   std::vector<float> step_logits_;
 };
 
+// `count` token sequences of vocab ids, sequence s holding first_len + s * len_step
+// tokens of a fixed pattern (distinct per sequence; the same on every call).
+std::vector<std::vector<int32_t>> patterned_sequences(int vocab, int count, int first_len, int len_step);
+
 // Per-sequence logits under three schedules of the same sequences.
 using SeqLogits = std::vector<std::vector<float>>;
 // Every sequence in one batch, whole.

@@ -22,15 +22,7 @@
 namespace db::test {
 namespace {
 
-std::vector<std::vector<int32_t>> test_sequences(int vocab) {
-  std::vector<std::vector<int32_t>> seqs;
-  for (int s = 0; s < 4; ++s) {
-    std::vector<int32_t> t;
-    for (int i = 0; i < 9 + 7 * s; ++i) t.push_back((s * 131 + i * 37 + 5) % vocab);
-    seqs.push_back(t);
-  }
-  return seqs;
-}
+std::vector<std::vector<int32_t>> test_sequences(int vocab) { return patterned_sequences(vocab, 4, 9, 7); }
 
 // The per-rank logits of `path` split over `size` threads (run_chunked_mixed's
 // schedule), each thread driving its own shard (no ShardedModel: every rank is fed
