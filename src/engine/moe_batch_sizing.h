@@ -15,9 +15,12 @@
 //                   are then at most 1 / kComputeMargin of the products' time, and
 //                   the panel kernels' rate has levelled off), rounded up to a power
 //                   of two, within [kMinSeqs, kMaxSeqs];
-//   kv_seqs       = the largest power of two of sequences the KV pool holds at
-//                   tokens_per_sequence each (the admission headroom twice: a prompt
-//                   and its outputs);
+//   kv_seqs       = the sequences the KV pool holds at tokens_per_sequence each (the
+//                   admission headroom), rounded up to a power of two: admission
+//                   reserves each sequence's blocks and holds back what does not fit,
+//                   so a cap above what the pool holds at full reservations costs
+//                   nothing when requests are long and lets short ones fill the pool
+//                   (rounding down halved the batch for a pool of 1.6 x 128 sequences);
 //   max_num_seqs  = max(kMinSeqs, min(roofline_seqs, kv_seqs));
 //   max_num_batched_tokens = max(kMinStepTokens, 2 x max_num_seqs): a step carries
 //                   every running decode and as many prompt tokens.

@@ -47,11 +47,15 @@ TEST(MoeBatchSizing, MoreExpertsPerTokenOrMoreBandwidthNeedFewerSequences) {
 
 TEST(MoeBatchSizing, TheKvPoolBoundsTheBatchButNeverBelowTheDenseDefault) {
   MoeBatchInputs in = v2_lite();
-  in.kv_pool_tokens = 100000;  // 195 sequences of 512 tokens: 128
+  in.kv_pool_tokens = 100000;  // 195 sequences of 512 tokens: rounded up to 256
   MoeBatchChoice c = choose_moe_batch(in);
+  EXPECT_EQ(c.kv_seqs, 256);
+  EXPECT_EQ(c.max_num_seqs, 256);
+  in.kv_pool_tokens = 65536;  // exactly 128 sequences: 128
+  c = choose_moe_batch(in);
   EXPECT_EQ(c.kv_seqs, 128);
   EXPECT_EQ(c.max_num_seqs, 128);
-  in.kv_pool_tokens = 4096;  // 8 sequences: the dense default stands (admission keeps the pool safe)
+  in.kv_pool_tokens = 3000;  // 5.9 sequences: the dense default stands (admission keeps the pool safe)
   c = choose_moe_batch(in);
   EXPECT_EQ(c.kv_seqs, 8);
   EXPECT_EQ(c.max_num_seqs, kMinSeqs);
