@@ -18,7 +18,7 @@ using db::DType;
 
 void bench_pack(benchmark::State& state, DType t, int64_t rows, int64_t cols) {
   const auto src = db::bench::random_weights(t, rows, cols);
-  std::vector<uint8_t> dst(static_cast<size_t>(db::kernels::panel_matrix_bytes(t, rows, cols)));
+  std::vector<uint8_t> dst(static_cast<size_t>(db::panel_matrix_bytes(t, rows, cols)));
   const auto stride = static_cast<int64_t>(db::row_bytes(t, cols));
   for (auto _ : state) {
     db::kernels::pack_panels(t, src.data(), stride, rows, cols, dst.data());
