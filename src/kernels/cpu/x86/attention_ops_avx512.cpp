@@ -3,9 +3,10 @@
 // Per chunk of 16 keys and per kv head, the tile converts the keys and values
 // to f32 once; then every query of the tile that reaches the chunk (rows x group
 // heads) is folded in, four at a time so that they share key and value loads.
-// With few queries per key (decode) and an F16 cache, the queries read the
-// rows in place instead, converting in registers: the f32 copy's store and
-// reload cost more than the extra conversions. They go up to eight at a time
+// With few queries per key (decode) and an F16 or Q8_0 cache, the queries read
+// the rows in place instead, converting in registers (Q8_0: code * scale, the
+// product the f32 copy holds): the copy's store and reload cost more than the
+// extra conversions. They go up to eight at a time
 // (a decode row's query heads of one kv head), so that each key and value
 // block is converted once for all of them rather than once per query
 // (measurements: bench/kernels/README.md).
@@ -97,6 +98,17 @@ struct HalfRows {
   const uint8_t* const* rows;  // [16] a head's row of each key
   __m512 load(int j, int b) const {
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[j] + 32 * b)));
+  }
+};
+// Q8_0 rows read in place: rows[j] is the first 34-byte block of the head
+// (which starts a block: head width a multiple of 32), so 16-float block b is
+// half b % 2 of Q8_0 block b / 2; code * scale in f32, as dequant_kv_q8_0_with().
+struct Q8Rows {
+  const uint8_t* const* rows;
+  __m512 load(int j, int b) const {
+    const uint8_t* block = rows[j] + 34 * (b / 2);
+    const __m512i q = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2 + 16 * (b % 2))));
+    return _mm512_mul_ps(_mm512_cvtepi32_ps(q), _mm512_set1_ps(_cvtsh_ss(load_u16(block))));
   }
 };
 
@@ -415,16 +427,25 @@ TileScratch init_scratch(const AttentionTile& t, int n_heads_item, int group) {
   return ts;
 }
 
-// k_rows[r] / v_rows[r] = kv head `head` of cache row slots[r] (F16, in place)
-// for r < n_rows; the rows past n_rows repeat row 0, whose scores the kernels
-// mask and whose values they weigh by 0 or skip.
-void half_rows(const PagedKVLayer& kv, const int64_t* slots, int n_rows, int head, const uint8_t** k_rows,
-               const uint8_t** v_rows) {
+// k_rows[r] / v_rows[r] = the first byte of kv head `head` of cache row
+// slots[r] (F16 or Q8_0, in place) for r < n_rows; the rows past n_rows repeat
+// row 0, whose scores the kernels mask and whose values they weigh by 0 or skip.
+void cache_rows(const PagedKVLayer& kv, const int64_t* slots, int n_rows, int head, const uint8_t** k_rows,
+                const uint8_t** v_rows) {
   for (int r = 0; r < kKeysPerChunk; ++r) {
     const int64_t slot = slots[r < n_rows ? r : 0];
-    k_rows[r] = static_cast<const uint8_t*>(kv.k) + kv_cache_offset(slot, kv.k_row_stride, head, kv.k_head_dim) * 2;
-    v_rows[r] = static_cast<const uint8_t*>(kv.v) + kv_cache_offset(slot, kv.v_row_stride, head, kv.v_head_dim) * 2;
+    k_rows[r] = static_cast<const uint8_t*>(kv.k) +
+                kv_cache_byte_offset(kv.dtype, slot, kv.k_row_stride, head, kv.k_head_dim);
+    v_rows[r] = static_cast<const uint8_t*>(kv.v) +
+                kv_cache_byte_offset(kv.dtype, slot, kv.v_row_stride, head, kv.v_head_dim);
   }
+}
+
+// Whether a chunk with few queries per key reads its rows in place: F16 heads
+// of whole 16-value vectors, Q8_0 heads of whole 32-element blocks.
+bool reads_in_place(const PagedKVLayer& kv) {
+  const int width = kv.dtype == DType::F16 ? 16 : kv.dtype == DType::Q8_0 ? 32 : 0;
+  return width > 0 && kv.k_head_dim % width == 0 && kv.v_head_dim % width == 0;
 }
 
 void tile(const AttentionOps&, const AttentionTile& t) {
@@ -451,13 +472,13 @@ void tile(const AttentionOps&, const AttentionTile& t) {
     int active = 0;  // queries of one kv head reaching this chunk
     for (int32_t row = it.row_begin; row < it.row_end; ++row) active += qs.positions[row] >= first ? group : 0;
     const bool transposed = active >= kTransposeMinQueries;
-    // Few queries per key (decode): F16 rows are read in place, with no f32 copy.
-    const bool in_place = !transposed && kv.dtype == DType::F16 && dk == kpad && d == vpad;
+    // Few queries per key (decode): the rows are read in place, with no f32 copy.
+    const bool in_place = !transposed && reads_in_place(kv);
     for (int h = 0; h < n_heads_item; ++h) {
       const uint8_t* k_rows[kKeysPerChunk];
       const uint8_t* v_rows[kKeysPerChunk];
       if (in_place) {
-        half_rows(kv, slots, n_keys, it.kv_begin + h, k_rows, v_rows);
+        cache_rows(kv, slots, n_keys, it.kv_begin + h, k_rows, v_rows);
       } else {
         load_rows(kv.k, kv.dtype, slots, n_keys, kv.k_row_stride, it.kv_begin + h, dk, kpad, ts.keys);
         if (!values_in_keys)
@@ -472,7 +493,9 @@ void tile(const AttentionOps&, const AttentionTile& t) {
           ts.vlist[n] = v;
         }
       }
-      if (in_place)
+      if (in_place && kv.dtype == DType::Q8_0)
+        fold(ts, ts.qlist, ts.vlist, n, false, qs.scale, Q8Rows{k_rows}, Q8Rows{v_rows});
+      else if (in_place)
         fold(ts, ts.qlist, ts.vlist, n, false, qs.scale, HalfRows{k_rows}, HalfRows{v_rows});
       else
         fold(ts, ts.qlist, ts.vlist, n, transposed, qs.scale, ScratchRows{ts.keys, kpad},
