@@ -118,4 +118,10 @@ ForwardStep decode_step(const std::vector<std::byte>& bytes) {
   return step;
 }
 
+void heartbeat_round(Communicator& group) {
+  const std::byte alive{1};
+  std::vector<std::byte> all(static_cast<size_t>(group.size()));
+  group.all_gather(std::span<const std::byte>(&alive, 1), all);
+}
+
 }  // namespace db::dist

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "dist/communicator.h"
 #include "kvcache/block_copy.h"
 #include "model/batch.h"
 
@@ -14,7 +15,7 @@ namespace db::dist {
 
 enum class StepKind : uint8_t {
   Forward = 1,    // apply `copies`, then run the forward pass of `batch` / `attn`
-  Heartbeat = 2,  // nothing to do: rank 0 is idle and alive
+  Heartbeat = 2,  // rank 0 is idle and alive: every rank answers with heartbeat_round
   Stop = 3,       // the job is over: leave the loop
 };
 
@@ -26,7 +27,8 @@ struct ForwardStep {
 };
 
 // Format version written in every message; a message of another version is refused.
-inline constexpr uint32_t kStepFormatVersion = 1;
+// 2: every rank answers a Heartbeat.
+inline constexpr uint32_t kStepFormatVersion = 2;
 
 // The message of `step`: kind, version, then each array as a length and its elements.
 std::vector<std::byte> encode_step(const ForwardStep& step);
@@ -34,5 +36,12 @@ std::vector<std::byte> encode_step(const ForwardStep& step);
 // another format version, or a length that runs past the message or leaves bytes
 // over (every length is checked before it is read).
 ForwardStep decode_step(const std::vector<std::byte>& bytes);
+
+// Every rank's answer to a Heartbeat step, on rank 0 and the workers alike: a
+// one-byte all_gather. The broadcast of a Heartbeat alone may complete on rank 0
+// without a worker; this round cannot, so a rank dead, stopped or lost while the
+// engine is idle fails it with CollectiveError (naming the rank) on every live rank
+// within the collective timeout.
+void heartbeat_round(Communicator& group);
 
 }  // namespace db::dist

@@ -93,6 +93,14 @@ void ShardedModel::forward(const Batch& batch, const AttentionMetadata& attn, KV
   }
 }
 
+void ShardedModel::await_heartbeat_answers() {
+  try {
+    dist::heartbeat_round(group_);
+  } catch (const dist::CollectiveError& e) {
+    failed(std::string("rank 0 lost the other ranks while idle: ") + e.what());
+  }
+}
+
 void ShardedModel::heartbeat_loop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stopping_) {
@@ -105,7 +113,7 @@ void ShardedModel::heartbeat_loop() {
     if (std::chrono::steady_clock::now() >= due) {
       dist::ForwardStep beat;
       beat.kind = dist::StepKind::Heartbeat;
-      send(beat);
+      if (send(beat)) await_heartbeat_answers();
       continue;
     }
     wake_.wait_until(lock, due);

@@ -6,9 +6,11 @@
 //
 // While the engine is idle a heartbeat thread sends a Heartbeat step every
 // `heartbeat_s`, so that the workers' wait for the next step stays within the
-// collective timeout. A CollectiveError (a rank dead, stopped or lost) ends the
-// whole job through Communicator::abort: the engine above would otherwise treat it
-// as a failed step and go on with a broken group. With drain_on_failure(s), as
+// collective timeout; every rank answers it (dist::heartbeat_round), so that a rank
+// lost while idle fails the group as a loss in a step does. A CollectiveError (a
+// rank dead, stopped or lost) ends the whole job through Communicator::abort: the
+// engine above would otherwise treat it as a failed step and go on with a broken
+// group. With drain_on_failure(s), as
 // `serve` asks, the job ends s seconds later instead: meanwhile the process is
 // marked unrecoverable (util/unrecoverable.h) and every forward throws db::Error
 // with the reason, so the server answers 503 and fails /health rather than hanging.
@@ -62,6 +64,9 @@ class ShardedModel : public Model {
   void failed(const std::string& what);
   // Throws db::Error with the failure when the group is lost. Caller holds mu_.
   void throw_if_failed() const;
+  // After a Heartbeat: the round every worker answers (dist::heartbeat_round), so that
+  // a rank lost while idle is noticed within the collective timeout. Caller holds mu_.
+  void await_heartbeat_answers();
   void heartbeat_loop();
 
   std::unique_ptr<Model> shard_;

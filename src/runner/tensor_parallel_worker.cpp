@@ -30,7 +30,14 @@ void run_tensor_parallel_worker(Model& shard, KVStore& kv, ThreadPool& pool, dis
       give_up(group, "received a step it cannot read", e);
     }
     if (step.kind == dist::StepKind::Stop) return;
-    if (step.kind == dist::StepKind::Heartbeat) continue;
+    if (step.kind == dist::StepKind::Heartbeat) {
+      try {
+        dist::heartbeat_round(group);
+      } catch (const dist::CollectiveError& e) {
+        give_up(group, "lost another rank while idle", e);
+      }
+      continue;
+    }
     step.batch.logits_indices.clear();  // rank 0 computes the logits
     try {
       copy_kv_blocks(kv, step.copies);
