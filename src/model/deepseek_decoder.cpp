@@ -51,6 +51,7 @@ DeepseekDecoder::DeepseekDecoder(std::unique_ptr<ModelSource> src, ModelConfig c
   inv_freq_ = rope_inv_freq(config_);
   rope_mscale_ = rope_mscale(config_);
   if (config_.moe.enabled()) moe_ = std::make_unique<MoeFeedForward>(config_.moe, config_.hidden, experts_);
+  if (experts_.split()) router_stats_.expert_parallel_size = experts_.group->size();
   if (layer_profile_requested()) profile_ = std::make_unique<LayerProfile>(config_.n_layers);
 }
 

@@ -4,6 +4,7 @@
 #include <numeric>
 #include <string>
 
+#include "model/expert_shard.h"
 #include "util/error.h"
 
 namespace db {
@@ -43,6 +44,19 @@ std::span<const int64_t> RouterStats::layer_tokens(int layer) const {
 int64_t RouterStats::layer_total(int layer) const {
   const std::span<const int64_t> row = layer_tokens(layer);
   return std::accumulate(row.begin(), row.end(), int64_t{0});
+}
+
+std::vector<int64_t> rank_routed_tokens(const RouterStats& s) {
+  if (s.empty()) return {};
+  std::vector<int64_t> per_rank(static_cast<size_t>(s.expert_parallel_size), 0);
+  for (int r = 0; r < s.expert_parallel_size; ++r) {
+    const ExpertShard shard = make_expert_shard(s.n_experts, r, s.expert_parallel_size);
+    for (int layer = s.first_moe_layer; layer < s.n_layers; ++layer) {
+      const std::span<const int64_t> row = s.layer_tokens(layer);
+      per_rank[static_cast<size_t>(r)] += std::accumulate(row.begin() + shard.begin, row.begin() + shard.end, int64_t{0});
+    }
+  }
+  return per_rank;
 }
 
 RouterStats router_stats_delta(const RouterStats& after, const RouterStats& before) {

@@ -23,6 +23,7 @@ struct RouterStats {
   int first_moe_layer = 0;  // layers [first_moe_layer, n_layers) route tokens
   int n_experts = 0;        // routed experts per MoE layer; 0: no router (empty)
   int64_t steps = 0;        // forward calls that routed tokens (counted at the first MoE layer)
+  int expert_parallel_size = 1;  // ranks the routed experts are split across (model/expert_shard.h)
   std::vector<int64_t> tokens;         // [n_layers][n_experts] tokens routed to each expert since start
   std::vector<double> last_imbalance;  // [n_layers] load_imbalance of the last step's counts (0: dense layer)
 
@@ -45,6 +46,12 @@ struct RouterStats {
   // load_imbalance of the layer's cumulative counts.
   double imbalance(int layer) const { return load_imbalance(layer_tokens(layer)); }
 };
+
+// Tokens routed to each rank's experts, summed over the MoE layers: one value per
+// rank of the expert-parallel split, rank r holding experts [r * n / E, (r + 1) * n / E)
+// (make_expert_shard), so they sum to the tokens routed in all. One value (every
+// expert) for an unsplit model; empty for empty stats.
+std::vector<int64_t> rank_routed_tokens(const RouterStats& s);
 
 // What was routed between two snapshots of the same model: after's counts and
 // steps minus before's (an empty `before` counts as zeros); last_imbalance is

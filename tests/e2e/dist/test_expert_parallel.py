@@ -19,6 +19,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "deepseek"))
 
 from deepseek_models import Scratch  # noqa: E402 - the random-weight deepseek2 models
+from expert_rank_metrics import check_rank_load  # noqa: E402 - the per-rank series of /metrics
 from test_collective_faults import check, mpirun_env  # noqa: E402 - the job environment and failure report
 from test_tensor_parallel import (arg_parser, http_status, rank_pid, read_outputs, wait_listening,  # noqa: E402
                                   write_requests)
@@ -80,11 +81,12 @@ def serve_matches_run(args, model, ep, one_out, workdir, n_requests=4):
         routed = sum(float(line.rsplit(" ", 1)[1]) for line in metrics.splitlines()
                      if line.startswith("deepbatch:moe_routed_tokens_total{"))
         check(routed > 0, f"serve at {ep} ranks: no routed tokens in /metrics")
+        per_rank = check_rank_load(metrics, ep, 8)
         os.kill(rank_pid(proc.pid), signal.SIGTERM)
         rest, _ = proc.communicate(timeout=60)
         check(proc.returncode == 0, f"serve at {ep} ranks exited {proc.returncode} on SIGTERM:\n{''.join(seen)}{rest}")
         print(f"serve at {ep} ranks: {n_requests} completions identical to the single-process run; "
-              f"{routed:.0f} routed tokens in /metrics; stopped cleanly")
+              f"{routed:.0f} routed tokens in /metrics, {per_rank} per rank; stopped cleanly")
     finally:
         if proc.poll() is None:
             proc.kill()

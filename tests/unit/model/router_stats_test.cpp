@@ -86,5 +86,23 @@ TEST(RouterStats, DeltaIsWhatWasRoutedBetweenSnapshots) {
   EXPECT_THROW(router_stats_delta(s, RouterStats(2, 1, 2)), Error);
 }
 
+TEST(RouterStats, RankRoutedTokensFollowTheExpertSplit) {
+  RouterStats s(3, 1, 5);  // layer 0 dense; 5 experts over 2 ranks: [0, 2) and [2, 5)
+  s.record(1, std::vector<int64_t>{1, 2, 3, 4, 5});
+  s.record(2, std::vector<int64_t>{6, 0, 0, 1, 0});
+  EXPECT_EQ(rank_routed_tokens(s), (std::vector<int64_t>{22}));  // one process: every expert
+  s.expert_parallel_size = 2;
+  EXPECT_EQ(rank_routed_tokens(s), (std::vector<int64_t>{1 + 2 + 6, 3 + 4 + 5 + 1}));
+  s.expert_parallel_size = 3;  // [0, 1), [1, 3), [3, 5)
+  EXPECT_EQ(rank_routed_tokens(s), (std::vector<int64_t>{1 + 6, 2 + 3, 4 + 5 + 1}));
+  s.expert_parallel_size = 5;
+  EXPECT_EQ(rank_routed_tokens(s), (std::vector<int64_t>{7, 2, 3, 5, 5}));
+  s.expert_parallel_size = 6;  // a rank would hold no expert
+  EXPECT_THROW(rank_routed_tokens(s), Error);
+  EXPECT_TRUE(rank_routed_tokens(RouterStats()).empty());
+  s.expert_parallel_size = 2;
+  EXPECT_EQ(router_stats_delta(s, RouterStats()).expert_parallel_size, 2);
+}
+
 }  // namespace
 }  // namespace db

@@ -181,6 +181,23 @@ TEST(ServerMetrics, MoeRouterCountsAndImbalance) {
                        "deepbatch:moe_routed_tokens_total{model_name=\"moe\",layer=\"1\",expert=\"3\"} 3\n"));
 }
 
+TEST(ServerMetrics, ExpertParallelRankLoad) {
+  ServerMetrics m("moe");
+  EngineStats es;
+  es.router = RouterStats(2, 0, 4);
+  es.router.record(0, std::vector<int64_t>{3, 1, 1, 1});
+  es.router.record(1, std::vector<int64_t>{1, 1, 2, 0});
+  EXPECT_FALSE(contains(m.render(es), "expert_parallel")) << "one process has no per-rank series";
+  es.router.expert_parallel_size = 2;  // rank 0: experts 0, 1 (6 tokens); rank 1: experts 2, 3 (4 tokens)
+  const std::string text = m.render(es);
+  EXPECT_TRUE(contains(text, "# TYPE deepbatch:expert_parallel_rank_routed_tokens_total counter\n")) << text;
+  EXPECT_TRUE(contains(text, "deepbatch:expert_parallel_rank_routed_tokens_total{model_name=\"moe\",rank=\"0\"} 6\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:expert_parallel_rank_routed_tokens_total{model_name=\"moe\",rank=\"1\"} 4\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:expert_parallel_rank_load_share{model_name=\"moe\",rank=\"0\"} 0.6\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:expert_parallel_rank_load_share{model_name=\"moe\",rank=\"1\"} 0.4\n"));
+  EXPECT_TRUE(contains(text, "deepbatch:expert_parallel_load_imbalance{model_name=\"moe\"} 1.2\n"));
+}
+
 TEST(ServerMetrics, DenseModelsHaveNoRouterMetrics) {
   ServerMetrics m("dense");
   const std::string text = m.render(EngineStats{});
