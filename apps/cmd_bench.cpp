@@ -1,5 +1,6 @@
 // `deepbatch bench`: offline throughput and latency of the engine on a synthetic
-// workload, one fresh engine per max-num-seqs value of the sweep.
+// workload, one fresh engine per max-num-seqs value of the sweep; under mpirun with
+// --tensor-parallel-size or --expert-parallel-size, over a model split across the ranks.
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -13,6 +14,7 @@
 #include "offline_bench/bench_report.h"
 #include "offline_bench/bench_runner.h"
 #include "offline_bench/workload.h"
+#include "tensor_parallel.h"
 #include "util/error.h"
 
 namespace db::cli {
@@ -63,21 +65,32 @@ nlohmann::json settings_json(const BenchOptions& o, const EngineConfig& c, bench
           {"kv_cache_memory", c.kv_cache_memory},
           {"enable_prefix_caching", c.enable_prefix_caching},
           {"batch_sizes", o.batch_sizes},
+          {"tensor_parallel_size", o.engine.parallel.tensor_parallel_size},
+          {"expert_parallel_size", o.engine.parallel.expert_parallel_size},
           {"warmup_requests", o.warmup}};
 }
 
 int run_bench(const BenchOptions& o) {
+  // Checked on every rank alike before the ranks meet, so that a bad option ends each of them.
   const bench::WorkloadSpec spec = workload_spec(o);
   const bench::Phase phase = bench::parse_phase(o.phase);
   if (o.batch_sizes.empty()) throw Error("--batch-sizes needs at least one value");
   for (int b : o.batch_sizes)
     if (b < 1) throw Error("--batch-sizes values must be at least 1, got " + std::to_string(b));
+  // With --tensor-parallel-size or --expert-parallel-size above 1, rank 0 runs the bench and the
+  // other ranks compute. Every run's engine takes the KV pool the ranks agree on once (their
+  // KV stores outlive the engines of the sweep).
+  EngineConfig agreed = engine_config(o, o.batch_sizes.front());
+  const std::unique_ptr<dist::Communicator> group = open_tensor_parallel(o.engine.parallel);
+  if (group && group->rank() != 0) return run_worker_rank(o.model, o.engine.parallel, agreed, *group);
   std::ofstream json_out;  // opened first, so that an unwritable path fails before the runs
   if (!o.output_json.empty()) {
     json_out.open(o.output_json);
     if (!json_out) throw Error(o.output_json + ": cannot open the JSON report for writing");
   }
-  auto bundle = ModelBundle::open(o.model.model, o.model.threads, load_options(o.model));
+  auto bundle = ModelBundle::open(o.model.model, o.model.threads,
+                                  shard_load_options(o.model, o.engine.parallel, group.get()));
+  if (group) agree_kv_pool_on_rank0(bundle->model(), o.engine.parallel, agreed, *group);
   const int64_t context = bundle->model().config().max_context;
   if (int64_t{spec.input_len.max()} + spec.output_len.max() > context)
     throw Error("--input-len " + spec.input_len.describe() + " plus --output-len " + spec.output_len.describe() +
@@ -99,6 +112,7 @@ int run_bench(const BenchOptions& o) {
   for (int b : o.batch_sizes) {
     bench::RunConfig cfg;
     cfg.engine = engine_config(o, b);
+    cfg.engine.kv_cache_memory = agreed.kv_cache_memory;
     cfg.phase = phase;
     cfg.warmup = warmup;
     cfg.sample_interval_s = o.sample_interval_ms / 1000.0;
@@ -157,6 +171,7 @@ CLI::App* add_bench_command(CLI::App& app, std::function<int()>& action) {
       "MoE models: a router summary follows, load imbalance (tokens on a layer's busiest expert / mean\n"
       "per expert) over the layers; --output-json holds the tokens per layer and expert of each run.");
   auto o = std::make_shared<BenchOptions>();
+  o->engine.runs_split_model = true;
   add_model_options(*cmd, o->model);
   add_workload_options(*cmd, *o);
   cmd->add_option("--batch-sizes", o->batch_sizes, "max-num-seqs values to sweep, one fresh engine each (e.g. 1,8,64)")

@@ -38,7 +38,7 @@ struct EngineOptions {
   int ngram_min = SpeculativeConfig{}.ngram_min, ngram_max = SpeculativeConfig{}.ngram_max;
   std::string speculative_adaptive = "on";                             // on | off
   dist::ParallelConfig parallel;                                       // the split across mpirun's ranks
-  bool runs_split_model = false;  // set by the commands that run a tensor-parallel model (run, serve)
+  bool runs_split_model = false;  // set by the commands that run a tensor-parallel model (run, serve, bench)
 };
 
 // "a,b,c" -> three non-negative numbers, one per priority class; throws

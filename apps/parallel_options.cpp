@@ -33,11 +33,11 @@ void check_parallel_options(const dist::ParallelConfig& p, bool runs_split_model
                 std::to_string(p.tensor_parallel_size) + ": splitting both at once is not available yet; use one");
   if (p.expert_parallel_size > 1 && !runs_split_model)
     throw Error("--expert-parallel-size " + std::to_string(p.expert_parallel_size) +
-                ": this command runs a model in one process; `deepbatch run` and `deepbatch serve` split its experts "
+                ": this command runs a model in one process; `deepbatch run`, `serve` and `bench` split its experts "
                 "across ranks");
   if (p.tensor_parallel_size > 1 && !runs_split_model)
     throw Error("--tensor-parallel-size " + std::to_string(p.tensor_parallel_size) +
-                ": this command runs a model in one process; `deepbatch run` and `deepbatch serve` split it across "
+                ": this command runs a model in one process; `deepbatch run`, `serve` and `bench` split it across "
                 "ranks");
 }
 
