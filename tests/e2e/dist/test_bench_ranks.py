@@ -1,6 +1,8 @@
 """`deepbatch bench` under a real mpirun job: at --tensor-parallel-size 2 on the default model
 rank 0 runs the sweep (two engines, one per --batch-sizes value, over the same split model
-and KV pool) and reports every request and token, as one process does; `generate` and
+and KV pool) and reports every request and token, as one process does; at
+--expert-parallel-size 2 on a random deepseek2 model the router's tokens per layer and expert
+are one process's; `generate` and
 `chat`, which run in one process, refuse the option with a message naming the commands that
 split a model."""
 import json
@@ -11,8 +13,12 @@ import sys
 import tempfile
 import time
 
-from test_collective_faults import check, mpirun_env
-from test_tensor_parallel import arg_parser
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "deepseek"))
+
+from deepseek_models import Scratch  # noqa: E402 - the random-weight deepseek2 models
+from test_collective_faults import check, mpirun_env  # noqa: E402
+from test_tensor_parallel import arg_parser  # noqa: E402
 
 REQUESTS, INPUT_LEN, OUTPUT_LEN = 6, 24, 6
 
@@ -48,6 +54,33 @@ def bench_reports_at_two_ranks(args, model, workdir):
           f"{took:.1f} s in all")
 
 
+def bench_json(args, np, model, workdir, name, extra):
+    out = os.path.join(workdir, name + ".json")
+    cmd = ["bench", "-m", model, "-t", "1", "--kv-cache-memory", str(64 << 20), "--num-requests", str(REQUESTS),
+           "--input-len", str(INPUT_LEN), "--output-len", str(OUTPUT_LEN), "--batch-sizes", "4", "--output-json", out,
+           *extra]
+    proc, took = mpirun(args, np, cmd)
+    check(proc.returncode == 0, f"bench {name} failed", proc)
+    with open(out) as f:
+        return json.load(f), proc, took
+
+
+def expert_parallel_bench_routes_as_one_process(args, model, workdir):
+    """bench --expert-parallel-size 2 on a random deepseek2 model: the router's tokens per layer and expert over
+    the run are one process's (the split computes bitwise one process's hidden states, so it routes alike)."""
+    one, _, t1 = bench_json(args, 1, model, workdir, "ep-one", [])
+    split, proc, t2 = bench_json(args, 2, model, workdir, "ep-two", ["--expert-parallel-size", "2",
+                                                                      "--collective-timeout", "60"])
+    check("expert parallel: 2 ranks; KV pool" in proc.stderr, "rank 0 did not report the split", proc)
+    check(split["settings"]["expert_parallel_size"] == 2, f"settings: {split['settings']}")
+    a, b = one["runs"][0]["router"]["layers"], split["runs"][0]["router"]["layers"]
+    check(a and [l["tokens_per_expert"] for l in a] == [l["tokens_per_expert"] for l in b],
+          f"routed tokens per expert differ:\n one process: {a}\n 2 ranks: {b}")
+    check(split["runs"][0]["generated_tokens"] == REQUESTS * OUTPUT_LEN, f"run: {split['runs'][0]}")
+    print(f"bench at --expert-parallel-size 2: {sum(l['routed_tokens'] for l in b)} routed tokens over {len(b)} "
+          f"layers, every expert's count one process's; {t1:.1f} s one process, {t2:.1f} s 2 ranks")
+
+
 def refused_in_one_process(args, model, command, extra):
     proc, took = mpirun(args, 2, [command, "-m", model, *extra, "--tensor-parallel-size", "2"])
     needle = (": this command runs a model in one process; `deepbatch run`, `serve` and `bench` split it across "
@@ -60,8 +93,10 @@ def main():
     args = arg_parser().parse_args()
     model = os.path.join(args.source_dir, "models/SmolLM2-135M-Instruct.Q4_1.gguf")
     check(os.path.exists(model), f"{model} is missing: run scripts/setup.sh")
-    with tempfile.TemporaryDirectory() as workdir:
+    args.work_dir = None
+    with Scratch(args, "bench_ranks") as scratch, tempfile.TemporaryDirectory() as workdir:
         bench_reports_at_two_ranks(args, model, workdir)
+        expert_parallel_bench_routes_as_one_process(args, scratch.write_model("deepseek-v2-mini"), workdir)
     refused_in_one_process(args, model, "generate", ["-p", "hello"])
     refused_in_one_process(args, model, "chat", [])
     print("bench across ranks: all checks passed")
