@@ -28,9 +28,6 @@ void add_parallel_options(CLI::App& app, dist::ParallelConfig& p) {
 
 void check_parallel_options(const dist::ParallelConfig& p, bool runs_split_model) {
   dist::check_parallel_config(p, dist::launched_world_size(), dist::built_with_mpi());
-  if (p.expert_parallel_size > 1 && p.tensor_parallel_size > 1)
-    throw Error("--expert-parallel-size " + std::to_string(p.expert_parallel_size) + " with --tensor-parallel-size " +
-                std::to_string(p.tensor_parallel_size) + ": splitting both at once is not available yet; use one");
   if (p.expert_parallel_size > 1 && !runs_split_model)
     throw Error("--expert-parallel-size " + std::to_string(p.expert_parallel_size) +
                 ": this command runs a model in one process; `deepbatch run`, `serve` and `bench` split its experts "

@@ -10,8 +10,7 @@ namespace db::cli {
 void add_parallel_options(CLI::App& app, dist::ParallelConfig& p);
 
 // Throws db::Error when the sizes do not fit this build (no MPI) or the launched
-// world (mpirun -np), ask for expert and tensor parallelism at once (not run yet), or
-// ask for either in a command that does not run a split model (`runs_split_model`
+// world (mpirun -np), or ask for expert or tensor parallelism in a command that does not run a split model (`runs_split_model`
 // false: only run, serve and bench do).
 void check_parallel_options(const dist::ParallelConfig& p, bool runs_split_model = false);
 

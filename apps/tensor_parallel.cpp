@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "dist/numa_placement.h"
+#include "dist/parallel_groups.h"
 #include "dist/world.h"
 #include "engine/engine_core.h"
 #include "model/sharded_model.h"
@@ -37,13 +38,18 @@ std::unique_ptr<dist::Communicator> open_tensor_parallel(const dist::ParallelCon
   if (p.ranks() <= 1) return nullptr;
   dist::WorldOptions w;
   w.collective_timeout_s = p.collective_timeout_s;
-  return dist::open_world(w);
+  return std::make_unique<dist::ParallelGroups>(dist::open_world(w), p.tensor_parallel_size, p.expert_parallel_size);
 }
 
 LoadOptions shard_load_options(const ModelOptions& model, const dist::ParallelConfig& p, dist::Communicator* group) {
   LoadOptions o = load_options(model);
-  (p.expert_parallel_size > 1 ? o.expert_parallel : o.tensor_parallel) = group;
   o.tensor_parallel_join = dist::shard_join_from_name(p.tensor_parallel_join);
+  if (group == nullptr) return o;
+  auto* groups = dynamic_cast<dist::ParallelGroups*>(group);
+  DB_CHECK(groups != nullptr, "a split model loads with the groups of open_tensor_parallel");
+  o.tensor_parallel = groups->tensor();
+  o.expert_parallel = groups->expert();
+  o.world = groups;
   return o;
 }
 
@@ -53,8 +59,9 @@ void agree_kv_pool_on_rank0(Model& model, const dist::ParallelConfig& p, EngineC
   int32_t blocks = 0;
   sharded->exclusive([&] { blocks = agreed_kv_blocks(model, cfg, group); });
   cfg.kv_cache_memory = int64_t{blocks} * static_cast<int64_t>(engine_kv_cache_spec(model, cfg).bytes_per_block());
+  const bool both = p.expert_parallel_size > 1 && p.tensor_parallel_size > 1;
   std::fprintf(stderr, "[deepbatch] %s parallel: %d ranks; KV pool of %d blocks on every rank\n",
-               p.expert_parallel_size > 1 ? "expert" : "tensor", group.size(), blocks);
+               both ? "tensor and expert" : p.expert_parallel_size > 1 ? "expert" : "tensor", group.size(), blocks);
 }
 
 int run_worker_rank(const ModelOptions& model, const dist::ParallelConfig& p, const EngineConfig& cfg,

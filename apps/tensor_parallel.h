@@ -12,13 +12,13 @@
 
 namespace db::cli {
 
-// The job's group when --tensor-parallel-size is above 1 (sizes already checked by
-// check_parallel_options); null for one process. It must outlive every model
-// loaded with it.
+// The job's group when it has several ranks (sizes already checked by
+// check_parallel_options), with its tensor and expert groups (dist::ParallelGroups);
+// null for one process. It must outlive every model loaded with it.
 std::unique_ptr<dist::Communicator> open_tensor_parallel(const dist::ParallelConfig& p);
 
 // The load options of `model` that load this rank's shard (joined as p says) when
-// `group` is not null.
+// `group` (open_tensor_parallel's) is not null.
 LoadOptions shard_load_options(const ModelOptions& model, const dist::ParallelConfig& p, dist::Communicator* group);
 
 // Rank 0, once its model is loaded: agrees with the workers on the KV pool's block

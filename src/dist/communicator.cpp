@@ -12,4 +12,8 @@ const char* collective_name(CollectiveOp op) {
   return "unknown collective";
 }
 
+std::unique_ptr<Communicator> Communicator::split(int, int) {
+  throw Error("this group of " + std::to_string(size()) + " ranks cannot be split into smaller ones");
+}
+
 }  // namespace db::dist

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -57,6 +58,13 @@ class Communicator {
   // Ends the whole group now with `code` (all ranks, this one included). For a
   // single process: std::exit(code).
   [[noreturn]] virtual void abort(int code) = 0;
+
+  // The group of the ranks that pass the same `color`, ranked by `key` (MPI_Comm_split):
+  // called by every rank of this group, at start-up (it waits for all of them without
+  // the collective timeout). The result has this group's timeout, and must be
+  // destroyed before this group. Throws db::Error where a group cannot be split (the
+  // default).
+  virtual std::unique_ptr<Communicator> split(int color, int key);
 };
 
 // The name of a collective in messages ("all_reduce_sum", ...).

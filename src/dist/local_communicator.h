@@ -15,6 +15,8 @@ class LocalCommunicator final : public Communicator {
                     std::span<const size_t> recv_counts) override;
   void broadcast(std::vector<std::byte>& bytes, int root) override;
   [[noreturn]] void abort(int code) override;
+  // Another group of one.
+  std::unique_ptr<Communicator> split(int color, int key) override;
 };
 
 }  // namespace db::dist

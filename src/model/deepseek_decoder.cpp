@@ -11,6 +11,7 @@
 #include "kernels/cpu/rms_norm.h"
 #include "kernels/cpu/rope.h"
 #include "dist/communicator.h"
+#include "dist/gather_columns.h"
 #include "kernels/matmul.h"
 #include "model/rope_frequencies.h"
 #include "util/error.h"
@@ -35,9 +36,19 @@ std::unique_ptr<Model> make_deepseek_decoder_expert_shard(std::unique_ptr<ModelS
   return std::make_unique<DeepseekDecoder>(std::move(src), std::move(config), load_pool, &group);
 }
 
+std::unique_ptr<Model> make_deepseek_decoder_shard(std::unique_ptr<ModelSource> src, ThreadPool* load_pool,
+                                                   dist::Communicator& tensor_group, dist::ShardJoin join,
+                                                   dist::Communicator* expert_group) {
+  if (join != dist::ShardJoin::Gather)
+    throw Error(src->path() + ": --tensor-parallel-join " + dist::shard_join_name(join) +
+                ": deepseek2 models are split with the gather join only");
+  ModelConfig config = read_model_config(*src);
+  return std::make_unique<DeepseekDecoder>(std::move(src), std::move(config), load_pool, expert_group, &tensor_group);
+}
+
 DeepseekDecoder::DeepseekDecoder(std::unique_ptr<ModelSource> src, ModelConfig config, ThreadPool* load_pool,
-                                 dist::Communicator* expert_group)
-    : src_(std::move(src)), config_(std::move(config)) {
+                                 dist::Communicator* expert_group, dist::Communicator* tensor_group)
+    : src_(std::move(src)), config_(std::move(config)), tp_(tensor_group) {
   if (!config_.mla.enabled()) throw Error(src_->path() + ": DeepseekDecoder needs MLA (kv_lora_rank > 0)");
   if (expert_group != nullptr && expert_group->size() > 1 && !config_.moe.enabled())
     throw Error(src_->path() + ": --expert-parallel-size " + std::to_string(expert_group->size()) +
@@ -47,11 +58,27 @@ DeepseekDecoder::DeepseekDecoder(std::unique_ptr<ModelSource> src, ModelConfig c
   } catch (const Error& e) {
     throw Error(src_->path() + ": " + e.what());
   }
-  weights_ = load_deepseek_weights(*src_, config_, load_pool, experts_);
+  shard_ = whole_mla_shard(config_);
+  if (splits_heads()) {
+    const int64_t shared = shard_.shared_end;
+    try {
+      shard_ = make_mla_shard(config_.n_heads, config_.ffn_hidden, shared, tp_->rank(), tp_->size());
+    } catch (const Error& e) {
+      throw Error(src_->path() + ": " + e.what());
+    }
+    head_splits_ = even_split_columns(config_.n_heads, config_.mla.v_head_dim, tp_->size());
+    ffn_splits_ = even_split_columns(config_.ffn_hidden, 1, tp_->size());
+    shared_splits_ = even_split_columns(shared, 1, tp_->size());
+  }
+  weights_ = load_deepseek_weights(*src_, config_, load_pool, experts_, shard_);
   inv_freq_ = rope_inv_freq(config_);
   rope_mscale_ = rope_mscale(config_);
   if (config_.moe.enabled()) moe_ = std::make_unique<MoeFeedForward>(config_.moe, config_.hidden, experts_);
-  if (experts_.split()) router_stats_.expert_parallel_size = experts_.group->size();
+  if (moe_ && splits_heads() && shard_.shared_end > shard_.shared_begin)
+    moe_->set_shared_join(shard_.shared_end - shard_.shared_begin, [this](const float* part, int64_t n) {
+      grow(s_.shared_all, n * shared_splits_.back());
+      return gather(part, n, shared_splits_, s_.shared_all);
+    });
   if (layer_profile_requested()) profile_ = std::make_unique<LayerProfile>(config_.n_layers);
 }
 
@@ -61,8 +88,12 @@ KVCacheShape DeepseekDecoder::kv_cache_shape() const {
 
 void DeepseekDecoder::reserve(int64_t n, int64_t n_logits) {
   const MlaConfig& a = config_.mla;
-  const int64_t heads = config_.n_heads, row = a.kv_lora_rank + a.qk_rope_dim;
+  const int64_t heads = shard_.n_heads(), row = a.kv_lora_rank + a.qk_rope_dim;
   s_.reserve(n, n_logits, config_.hidden, config_.ffn_hidden, a.qk_rope_dim / 2);
+  if (splits_heads()) {
+    grow(s_.attn_all, n * config_.n_heads * a.v_head_dim);
+    grow(s_.ffn_all, n * config_.ffn_hidden);
+  }
   grow(s_.q_a, n * a.q_lora_rank);
   grow(s_.q, n * heads * a.qk_head_dim());
   grow(s_.kv_a, n * row);
@@ -74,7 +105,8 @@ void DeepseekDecoder::reserve(int64_t n, int64_t n_logits) {
 
 void DeepseekDecoder::project_qkv(const MlaLayerWeights& w, int64_t n, ThreadPool& pool) {
   const MlaConfig& a = config_.mla;
-  const int64_t row = a.kv_lora_rank + a.qk_rope_dim, q_dim = int64_t{config_.n_heads} * a.qk_head_dim();
+  const int heads = shard_.n_heads();
+  const int64_t row = a.kv_lora_rank + a.qk_rope_dim, q_dim = int64_t{heads} * a.qk_head_dim();
   if (a.q_lora_rank > 0) {
     const kernels::MatmulTask tasks[2] = {{&w.attn_q_a, s_.q_a.data()}, {&w.attn_kv_a, s_.kv_a.data()}};
     kernels::matmul_group(tasks, 2, s_.xn.data(), n, pool);
@@ -92,7 +124,7 @@ void DeepseekDecoder::project_qkv(const MlaLayerWeights& w, int64_t n, ThreadPoo
       const float* cos_v = s_.rope_cos.data() + t * n_pairs;
       const float* sin_v = s_.rope_sin.data() + t * n_pairs;
       // The rope part is the last qk_rope dims of each q head, and all of k_pe.
-      kernels::rope_rotate(s_.q.data() + t * q_dim + a.qk_nope_dim, config_.n_heads, a.qk_head_dim(), n_pairs,
+      kernels::rope_rotate(s_.q.data() + t * q_dim + a.qk_nope_dim, heads, a.qk_head_dim(), n_pairs,
                            config_.rope_style, cos_v, sin_v);
       kernels::rope_rotate(kv + a.kv_lora_rank, 1, a.qk_rope_dim, n_pairs, config_.rope_style, cos_v, sin_v);
     }
@@ -118,7 +150,7 @@ void DeepseekDecoder::per_head_products(const std::vector<TensorView>& mats, con
 
 void DeepseekDecoder::absorb_queries(const MlaLayerWeights& w, int64_t n, ThreadPool& pool) {
   const MlaConfig& a = config_.mla;
-  const int heads = config_.n_heads;
+  const int heads = shard_.n_heads();
   const int64_t qk = a.qk_head_dim(), c = a.kv_lora_rank, row = c + a.qk_rope_dim;
   per_head_products(w.uk_t, s_.q.data(), heads * qk, a.qk_nope_dim, n, s_.q_abs.data(), heads * row, pool);
   // q_pe after the absorbed part: it meets k_pe, the last qk_rope values of the cached row.
@@ -133,7 +165,7 @@ void DeepseekDecoder::absorb_queries(const MlaLayerWeights& w, int64_t n, Thread
 
 void DeepseekDecoder::expand_values(const MlaLayerWeights& w, int64_t n, ThreadPool& pool) {
   const MlaConfig& a = config_.mla;
-  const int heads = config_.n_heads;
+  const int heads = shard_.n_heads();
   per_head_products(w.uv, s_.lat.data(), heads * a.kv_lora_rank, a.kv_lora_rank, n, s_.attn.data(),
                     heads * a.v_head_dim, pool);
 }
@@ -159,7 +191,7 @@ void DeepseekDecoder::attention_block(const MlaLayerWeights& w, int layer, const
   timer.emplace(profile, layer, LayerBlock::AttnCore);
   const auto layer_kv = kernels::PagedKVLayer::latent(kv.k_layer(layer), kv.dtype(), kv.num_slots(),
                                                       static_cast<int>(row), a.kv_lora_rank);
-  const kernels::AttentionQueries queries{s_.q_abs.data(),         config_.n_heads,    batch.num_seqs(),
+  const kernels::AttentionQueries queries{s_.q_abs.data(),         shard_.n_heads(),   batch.num_seqs(),
                                           batch.query_start.data(), batch.positions.data(), attn.block_tables.data(),
                                           attn.block_size,         a.softmax_scale};
   kernels::paged_attention(queries, layer_kv, s_.lat.data(), s_.attention, pool);
@@ -167,7 +199,8 @@ void DeepseekDecoder::attention_block(const MlaLayerWeights& w, int layer, const
   expand_values(w, n, pool);
 
   timer.emplace(profile, layer, LayerBlock::AttnOut);
-  kernels::matmul(w.attn_output, s_.attn.data(), n, s_.xn.data(), pool);
+  const float* heads = splits_heads() ? gather(s_.attn.data(), n, head_splits_, s_.attn_all) : s_.attn.data();
+  kernels::matmul(w.attn_output, heads, n, s_.xn.data(), pool);
   add_rows_then_norm(s_.x.data(), s_.xn.data(), w.ffn_norm, n, config_.hidden, config_.rms_eps, pool);
 }
 
@@ -180,10 +213,21 @@ void DeepseekDecoder::feed_forward_block(const MlaLayerWeights& w, int layer, bo
     if (layer < config_.n_layers) router_stats_.record(layer, moe_->tokens_per_expert());
   } else {
     LayerTimer timer(profile, layer, LayerBlock::DenseFfn);
-    dense_feed_forward(w.ffn_gate, w.ffn_up, w.ffn_down, n, s_, pool);
+    if (splits_heads()) {  // dense_feed_forward with the activations gathered between its two products
+      kernels::matmul_swiglu(w.ffn_gate, w.ffn_up, s_.xn.data(), n, s_.gate.data(), s_.up.data(), pool);
+      kernels::matmul(w.ffn_down, gather(s_.gate.data(), n, ffn_splits_, s_.ffn_all), n, s_.xn.data(), pool);
+    } else {
+      dense_feed_forward(w.ffn_gate, w.ffn_up, w.ffn_down, n, s_, pool);
+    }
   }
   LayerTimer timer(profile, layer, moe ? LayerBlock::Shared : LayerBlock::DenseFfn);
   add_block_output(s_, next_norm, n, config_.hidden, config_.rms_eps, pool);
+}
+
+const float* DeepseekDecoder::gather(const float* part, int64_t n, const std::vector<int64_t>& splits,
+                                     std::vector<float>& whole) {
+  dist::all_gather_columns(*tp_, part, n, splits, whole.data(), s_.gather);
+  return whole.data();
 }
 
 void DeepseekDecoder::forward(const Batch& batch, const AttentionMetadata& attn, KVStore& kv, ThreadPool& pool,
@@ -271,6 +315,8 @@ MtpModule* DeepseekDecoder::mtp(ThreadPool* load_pool) {
   if (mtp_) return mtp_.get();
   if (experts_.split())
     throw Error(src_->path() + ": the multi-token-prediction layer does not run with --expert-parallel-size above 1");
+  if (splits_heads())
+    throw Error(src_->path() + ": the multi-token-prediction layer does not run with --tensor-parallel-size above 1");
   if (!has_mtp_layer(*src_, config_)) return nullptr;
   load_mtp_weights(*src_, config_, weights_, load_pool);
   mtp_ = std::make_unique<Mtp>(*this);

@@ -26,6 +26,8 @@
 #include <span>
 #include <vector>
 
+#include "dist/communicator.h"
+#include "dist/shard_plan.h"
 #include "kernels/matmul.h"
 #include "model/decoder_steps.h"
 #include "model/deepseek_weights.h"
@@ -43,12 +45,22 @@ std::unique_ptr<Model> make_deepseek_decoder(std::unique_ptr<ModelSource> src, T
 // steps. Throws db::Error for a model without routed experts or more ranks than experts.
 std::unique_ptr<Model> make_deepseek_decoder_expert_shard(std::unique_ptr<ModelSource> src, ThreadPool* load_pool,
                                                           dist::Communicator& group);
+// One rank's part of a model split across a tensor-parallel group `tensor_group`
+// (model/mla_shard.h: its heads and FFN columns, joined by gathers) and, when
+// `expert_group` is not null, its routed experts split across that group as above.
+// Every rank of both groups must be fed the same steps. Throws db::Error when a rank
+// would hold no head or column, or for the reduce join (not built for MLA).
+std::unique_ptr<Model> make_deepseek_decoder_shard(std::unique_ptr<ModelSource> src, ThreadPool* load_pool,
+                                                   dist::Communicator& tensor_group, dist::ShardJoin join,
+                                                   dist::Communicator* expert_group = nullptr);
 
 class DeepseekDecoder : public Model {
  public:
-  // expert_group: split the routed experts across it (null: one process, every expert).
+  // expert_group: split the routed experts across it (null: one process, every
+  // expert). tensor_group: split the heads and the dense / shared FFN columns across
+  // it (model/mla_shard.h; null: every head and column). config() stays the whole model's.
   DeepseekDecoder(std::unique_ptr<ModelSource> src, ModelConfig config, ThreadPool* load_pool = nullptr,
-                  dist::Communicator* expert_group = nullptr);
+                  dist::Communicator* expert_group = nullptr, dist::Communicator* tensor_group = nullptr);
   ~DeepseekDecoder() override;
 
   const ModelConfig& config() const override { return config_; }
@@ -64,6 +76,8 @@ class DeepseekDecoder : public Model {
   MtpModule* mtp(ThreadPool* load_pool = nullptr) override;
   // The routed experts this model holds (every one unless expert parallel).
   const ExpertShard& expert_shard() const { return experts_; }
+  // The heads and FFN columns this model holds (every one unless tensor parallel).
+  const MlaShard& tensor_shard() const { return shard_; }
   std::span<const float> last_hidden_states() const override { return last_hidden_; }
 
   // Per-layer block times of every forward() since the model was built
@@ -84,6 +98,7 @@ class DeepseekDecoder : public Model {
     std::vector<float> heads_in;  // [n_heads][stacked_rows(n)][max(qk_nope, kv_lora)] per-head inputs, stacked
     std::vector<float> attn;      // [n][n_heads * v_head_dim]
     std::vector<kernels::MatmulTask> head_tasks;  // [n_heads] one product per head
+    std::vector<float> attn_all, ffn_all, shared_all, gather;  // tensor parallel: gathered rows, scratch
   };
 
   // The MTP module over this decoder's weights and scratch.
@@ -112,9 +127,18 @@ class DeepseekDecoder : public Model {
   void feed_forward_block(const MlaLayerWeights& w, int layer, bool moe, const std::vector<float>* next_norm,
                           int64_t n, ThreadPool& pool, LayerProfile* profile);
 
+  bool splits_heads() const { return tp_ != nullptr && tp_->size() > 1; }
+  // Tensor parallel: the whole [n][splits.back()] rows from every rank's columns of `part`.
+  const float* gather(const float* part, int64_t n, const std::vector<int64_t>& splits, std::vector<float>& whole);
+
   std::unique_ptr<ModelSource> src_;
   ModelConfig config_;
   ExpertShard experts_;
+  dist::Communicator* tp_ = nullptr;  // null or a group of one: every head and column
+  MlaShard shard_;                    // this rank's heads and FFN columns
+  // Tensor parallel: every rank's first column (+ the end) of the heads' outputs
+  // (v_head_dim each), of the dense FFN and of the shared experts.
+  std::vector<int64_t> head_splits_, ffn_splits_, shared_splits_;
   DeepseekWeights weights_;
   std::vector<float> inv_freq_;  // qk_rope / 2 YaRN frequencies
   float rope_mscale_ = 1.0f;     // YaRN cos/sin factor

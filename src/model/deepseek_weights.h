@@ -13,6 +13,7 @@
 
 #include "model/config.h"
 #include "model/expert_shard.h"
+#include "model/mla_shard.h"
 #include "model/moe_feed_forward.h"
 #include "model/weight_loading.h"
 #include "tensor/tensor.h"
@@ -77,9 +78,11 @@ struct DeepseekWeights : DecoderGlobalWeights {
 // F32's bytes, read once per token), F32 when the rows of `nope` elements are
 // not whole Q8_0 blocks.
 DType built_uk_type(DType kv_b_type, int64_t nope);
-// W_UK_h^T for every head, as one Rows block {n_heads, kv_lora, nope} of type
-// t (the layout and shape of attn_k_b). kv_b must be in Rows layout.
-std::unique_ptr<uint8_t[]> transpose_uk(const TensorView& kv_b, const MlaConfig& a, int n_heads, DType t);
+// W_UK_h^T for the heads [head_begin, head_begin + n_heads), as one Rows block
+// {n_heads, kv_lora, nope} of type t (the layout and shape of attn_k_b). kv_b must
+// be in Rows layout.
+std::unique_ptr<uint8_t[]> transpose_uk(const TensorView& kv_b, const MlaConfig& a, int n_heads, DType t,
+                                        int head_begin = 0);
 // W_UV_h {v_head_dim, kv_lora}: head h's rows of kv_b, in place.
 TensorView kv_b_uv_head(const TensorView& kv_b, const MlaConfig& a, int64_t h);
 
@@ -99,9 +102,14 @@ TensorView expert_matrix(const ModelSource& src, int layer, ExpertProj proj, int
 // multi-token-prediction layers of V3: blk.N.nextn.* and layers past block_count)
 // are skipped with one note on stderr. Only the routed experts `experts` holds are
 // read (and repacked); the others get views of the right shape with null data
-// (expert parallelism, model/expert_shard.h).
+// (expert parallelism, model/expert_shard.h). Tensor parallel (heads_and_columns
+// not whole, model/mla_shard.h): uk_t / uv hold only its heads, attn_q / attn_q_b
+// their rows, and the dense FFN's and shared experts' gate / up their columns' rows;
+// attn_output and the downs stay whole (the gather join).
 DeepseekWeights load_deepseek_weights(const ModelSource& src, const ModelConfig& c, ThreadPool* pool = nullptr,
-                                      const ExpertShard& experts = {});
+                                      const ExpertShard& experts = {}, const MlaShard& heads_and_columns = {});
+// The shard of one process: every head and column.
+MlaShard whole_mla_shard(const ModelConfig& c);
 
 // True when the file holds a multi-token-prediction layer (its nextn eh_proj).
 bool has_mtp_layer(const ModelSource& src, const ModelConfig& c);

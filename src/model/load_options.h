@@ -24,14 +24,18 @@ struct LoadOptions {
   bool pack = false;
   // A tensor-parallel group of several ranks (every rank loads with its own
   // communicator of the group): each rank loads only its shard of a llama / qwen2
-  // model (model/llama_decoder.h); rank 0 gets a ShardedModel that drives the
-  // others (model/sharded_model.h). Null, or a group of one: the whole model.
+  // (model/llama_decoder.h) or deepseek2 model (model/mla_shard.h); rank 0 gets a
+  // ShardedModel that drives the others (model/sharded_model.h). Null, or a group
+  // of one: the whole model.
   dist::Communicator* tensor_parallel = nullptr;
   dist::ShardJoin tensor_parallel_join = dist::ShardJoin::Gather;  // how the shards' parts meet
   // An expert-parallel group of several ranks: each rank of a deepseek2 model loads
-  // only its part of the routed experts (model/expert_shard.h), the rest whole; rank
-  // 0 gets a ShardedModel as above. Not with tensor_parallel (refused).
+  // only its part of the routed experts (model/expert_shard.h), the rest whole (or
+  // split by tensor_parallel too); rank 0 gets a ShardedModel as above.
   dist::Communicator* expert_parallel = nullptr;
+  // The job's group, over which rank 0 sends every step to the others (with both
+  // groups above: dist/parallel_groups.h). Null: the one group that is split.
+  dist::Communicator* world = nullptr;
 };
 
 // The types --quantize accepts: F32, F16, BF16, Q4_0, Q4_1, Q4_K, Q5_0, Q5_1, Q8_0.

@@ -22,12 +22,13 @@ float finite_or_lowest(float v) { return std::isnan(v) ? -std::numeric_limits<fl
 // Rows per pool region below which a gather / scatter runs on the calling thread.
 constexpr int64_t kSerialRows = 16;
 
+// gate / up hold `cols` of the FFN's `ffn` columns (all of them unless tensor parallel).
 void check_ffn(const TensorView& gate, const TensorView& up, const TensorView& down, int64_t ffn, int64_t hidden,
-               const std::string& what) {
-  const std::vector<int64_t> in_shape{ffn, hidden}, out_shape{hidden, ffn};
+               const std::string& what, int64_t cols) {
+  const std::vector<int64_t> in_shape{cols, hidden}, out_shape{hidden, ffn};
   if (gate.shape != in_shape || up.shape != in_shape || down.shape != out_shape)
     throw Error(what + ": gate / up / down have shapes " + shape_of(gate) + " / " + shape_of(up) + " / " +
-                shape_of(down) + ", expected [" + std::to_string(ffn) + ", " + std::to_string(hidden) + "] twice and [" +
+                shape_of(down) + ", expected [" + std::to_string(cols) + ", " + std::to_string(hidden) + "] twice and [" +
                 std::to_string(hidden) + ", " + std::to_string(ffn) + "]");
   if (gate.dtype != up.dtype || gate.layout != up.layout)
     throw Error(what + ": gate and up differ in dtype or layout (matmul_swiglu needs them alike)");
@@ -148,7 +149,7 @@ void route_tokens(const MoeConfig& c, const float* router_logits, int64_t n, con
   }
 }
 
-void check_moe_layer_weights(const MoeConfig& c, int64_t hidden, const MoeLayerWeights& w) {
+void check_moe_layer_weights(const MoeConfig& c, int64_t hidden, const MoeLayerWeights& w, int64_t shared_cols) {
   const size_t n_exp = static_cast<size_t>(c.n_experts);
   if (w.router.size() != n_exp * static_cast<size_t>(hidden))
     throw Error("MoE layer: router has " + std::to_string(w.router.size()) + " floats, expected n_experts x hidden = " +
@@ -161,7 +162,7 @@ void check_moe_layer_weights(const MoeConfig& c, int64_t hidden, const MoeLayerW
                 std::to_string(n_exp));
   for (size_t e = 0; e < n_exp; ++e) {
     const ExpertWeights& x = w.experts[e];
-    check_ffn(x.gate, x.up, x.down, c.expert_ffn, hidden, "MoE layer: expert " + std::to_string(e));
+    check_ffn(x.gate, x.up, x.down, c.expert_ffn, hidden, "MoE layer: expert " + std::to_string(e), c.expert_ffn);
   }
   const bool has_shared = w.shared.gate.data != nullptr;
   if (has_shared != (c.n_shared_experts > 0))
@@ -170,8 +171,9 @@ void check_moe_layer_weights(const MoeConfig& c, int64_t hidden, const MoeLayerW
   if (has_shared) {
     if (w.shared.up.data == nullptr || w.shared.down.data == nullptr)
       throw Error("MoE layer: shared expert lacks its up or down weights");
-    check_ffn(w.shared.gate, w.shared.up, w.shared.down, int64_t{c.n_shared_experts} * c.expert_ffn, hidden,
-              "MoE layer: shared experts");
+    const int64_t ffn = int64_t{c.n_shared_experts} * c.expert_ffn;
+    check_ffn(w.shared.gate, w.shared.up, w.shared.down, ffn, hidden, "MoE layer: shared experts",
+              shared_cols < 0 ? ffn : shared_cols);
   }
 }
 
@@ -185,6 +187,11 @@ MoeFeedForward::MoeFeedForward(const MoeConfig& c, int64_t hidden, ExpertShard s
   if (hidden_ <= 0) throw Error("MoE block: hidden must be positive");
   tokens_per_expert_.assign(static_cast<size_t>(c_.n_experts), 0);
   expert_begin_.assign(static_cast<size_t>(c_.n_experts) + 1, 0);
+}
+
+void MoeFeedForward::set_shared_join(int64_t cols, ColumnJoin join) {
+  shared_cols_ = cols;
+  shared_join_ = std::move(join);
 }
 
 void MoeFeedForward::reserve(int64_t n) {
@@ -203,7 +210,7 @@ void MoeFeedForward::reserve(int64_t n) {
 
 void MoeFeedForward::forward(const MoeLayerWeights& w, const float* xn, int64_t n, float* out, ThreadPool& pool,
                              LayerProfile* profile, int row) {
-  check_moe_layer_weights(c_, hidden_, w);
+  check_moe_layer_weights(c_, hidden_, w, shared_join_ ? shared_cols_ : -1);
   const int64_t k = c_.n_experts_used, h = hidden_, n_exp = c_.n_experts;
   std::fill(tokens_per_expert_.begin(), tokens_per_expert_.end(), 0);
   last_n_ = n;
@@ -260,7 +267,7 @@ void MoeFeedForward::forward(const MoeLayerWeights& w, const float* xn, int64_t 
   timer.emplace(profile, row, LayerBlock::Shared);
   if (c_.n_shared_experts > 0) {
     kernels::matmul_swiglu(w.shared.gate, w.shared.up, xn, n, hg_.data(), ug_.data(), pool);
-    kernels::matmul(w.shared.down, hg_.data(), n, out, pool);
+    kernels::matmul(w.shared.down, shared_join_ ? shared_join_(hg_.data(), n) : hg_.data(), n, out, pool);
     pool.parallel_for(n, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin * h; i < end * h; ++i) out[i] += routed_[i];
     });

@@ -24,6 +24,7 @@
 // so routing is deterministic. A NaN score counts as -infinity.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "model/expert_shard.h"
@@ -71,8 +72,9 @@ void route_tokens(const MoeConfig& c, const float* router_logits, int64_t n, con
 // Throws db::Error unless w fits c and hidden: router and bias sizes, n_experts
 // routed experts with the shapes above (their data may be null: an expert no
 // token is routed to is never read), and a shared FFN exactly when
-// n_shared_experts > 0.
-void check_moe_layer_weights(const MoeConfig& c, int64_t hidden, const MoeLayerWeights& w);
+// n_shared_experts > 0, whose gate / up hold `shared_cols` of its columns (tensor
+// parallel; -1: all of them) and whose down is whole.
+void check_moe_layer_weights(const MoeConfig& c, int64_t hidden, const MoeLayerWeights& w, int64_t shared_cols = -1);
 
 // Runs the block for a step's token rows; owns the scratch (grown on demand).
 //
@@ -106,6 +108,13 @@ class MoeFeedForward {
   // timed into row `row` of it (model/layer_profile.h); null: nothing is timed.
   void forward(const MoeLayerWeights& w, const float* xn, int64_t n, float* out, ThreadPool& pool,
                LayerProfile* profile = nullptr, int row = 0);
+
+  // Tensor parallel (model/mla_shard.h): the shared experts' gate / up hold `cols`
+  // of their columns and down is whole; `join` turns this rank's [n][cols] SwiGLU
+  // activations into the whole [n][n_shared_experts * expert_ffn] rows (all-gathered
+  // over the group) that down reads. Without one the shared experts are whole.
+  using ColumnJoin = std::function<const float*(const float* part, int64_t n)>;
+  void set_shared_join(int64_t cols, ColumnJoin join);
 
   const MoeConfig& config() const { return c_; }
   int64_t hidden() const { return hidden_; }
@@ -145,6 +154,8 @@ class MoeFeedForward {
   std::vector<float> hg_, ug_;         // [n][max(expert_ffn, shared ffn)] SwiGLU out / up scratch
   std::vector<float> mine_, all_;      // split: this rank's / every rank's expert rows [rows][hidden]
   std::vector<std::byte> send_;        // split: the exchange's send buffer
+  int64_t shared_cols_ = -1;           // set_shared_join's
+  ColumnJoin shared_join_;
 };
 
 }  // namespace db

@@ -62,11 +62,12 @@ std::unique_ptr<MpiCommunicator> MpiCommunicator::open_world(double timeout_s) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  return std::unique_ptr<MpiCommunicator>(new MpiCommunicator(comm, side, rank, size, timeout_s));
+  return std::unique_ptr<MpiCommunicator>(new MpiCommunicator(comm, side, rank, size, timeout_s, true));
 }
 
-MpiCommunicator::MpiCommunicator(MPI_Comm comm, MPI_Comm side, int rank, int size, double timeout_s)
-    : comm_(comm), side_(side), rank_(rank), size_(size), timeout_s_(timeout_s), channel_(side, rank, size) {
+MpiCommunicator::MpiCommunicator(MPI_Comm comm, MPI_Comm side, int rank, int size, double timeout_s, bool world)
+    : comm_(comm), side_(side), rank_(rank), size_(size), timeout_s_(timeout_s), channel_(side, rank, size),
+      world_(world) {
   current_.rank = rank_;
 }
 
@@ -74,7 +75,19 @@ MpiCommunicator::~MpiCommunicator() {
   if (broken_) return;
   MPI_Comm_free(&side_);
   MPI_Comm_free(&comm_);
-  MPI_Finalize();
+  if (world_) MPI_Finalize();
+}
+
+std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key) {
+  MPI_Comm comm = MPI_COMM_NULL, side = MPI_COMM_NULL;
+  if (MPI_Comm_split(comm_, color, key, &comm) != MPI_SUCCESS || MPI_Comm_split(side_, color, key, &side) != MPI_SUCCESS)
+    throw Error("MPI_Comm_split failed: the ranks could not form their groups");
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(side, MPI_ERRORS_RETURN);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  return std::unique_ptr<MpiCommunicator>(new MpiCommunicator(comm, side, rank, size, timeout_s_, false));
 }
 
 void MpiCommunicator::abort(int code) {

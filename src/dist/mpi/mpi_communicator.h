@@ -20,7 +20,7 @@ class MpiCommunicator final : public Communicator {
   // Initialises MPI (MPI_THREAD_SERIALIZED) and opens its world. Throws db::Error when
   // MPI is already initialised or cannot give that thread level.
   static std::unique_ptr<MpiCommunicator> open_world(double timeout_s);
-  // Frees the communicators and finalises MPI; after a failed collective it skips
+  // Frees the communicators and, for the world, finalises MPI; after a failed collective it skips
   // MPI_Finalize, which would wait for the missing ranks (the job must be aborted).
   ~MpiCommunicator() override;
 
@@ -33,9 +33,11 @@ class MpiCommunicator final : public Communicator {
                     std::span<const size_t> recv_counts) override;
   void broadcast(std::vector<std::byte>& bytes, int root) override;
   [[noreturn]] void abort(int code) override;
+  // MPI_Comm_split of the collectives' and the side channel's communicators.
+  std::unique_ptr<Communicator> split(int color, int key) override;
 
  private:
-  MpiCommunicator(MPI_Comm comm, MPI_Comm side, int rank, int size, double timeout_s);
+  MpiCommunicator(MPI_Comm comm, MPI_Comm side, int rank, int size, double timeout_s, bool world);
 
   // Opens collective call `op`: fails at once when the group already failed or a
   // verdict from another rank is pending. `what` describes the data ("2304 floats").
@@ -57,6 +59,7 @@ class MpiCommunicator final : public Communicator {
   std::string what_;    // its data, for messages
   double started_ = 0;  // steady seconds at its entry
   bool broken_ = false;  // a collective failed: no more calls, no finalize
+  bool world_;           // the world finalises MPI when destroyed; a split group does not
 };
 
 }  // namespace db::dist

@@ -37,15 +37,22 @@ def run_job(args, model, np, workdir, name, extra=()):
     return proc, out, time.monotonic() - start
 
 
-def compare(args, model, label, ep, workdir):
-    one, one_out, t1 = run_job(args, model, 1, workdir, label + "-one")
-    check(one.returncode == 0, f"{label}: the single-process run failed", one)
-    split, split_out, t2 = run_job(args, model, ep, workdir, f"{label}-ep{ep}", ("--expert-parallel-size", str(ep)))
-    check(split.returncode == 0, f"{label}: the run at --expert-parallel-size {ep} failed", split)
-    for r in range(ep):
-        held = f"expert parallel: rank {r} of {ep} holds routed experts [{r * 8 // ep}, {(r + 1) * 8 // ep}) of 8"
-        check(held in split.stderr, f"{label}: rank {r} did not report its experts", split)
-    check(f"expert parallel: {ep} ranks; KV pool" in split.stderr, f"{label}: rank 0 did not report the split", split)
+def compare(args, model, label, ep, workdir, split_args=None, reports=None, one_out=None):
+    """Runs the batch in one process (unless one_out holds that run's output) and at `ep` ranks with `split_args`
+    (default: --expert-parallel-size ep); every line of `reports` (default: each rank's experts) must be on stderr,
+    and the tokens and log probabilities identical. Returns the single-process output."""
+    if split_args is None:
+        split_args = ("--expert-parallel-size", str(ep))
+        reports = [f"expert parallel: rank {r} of {ep} holds routed experts [{r * 8 // ep}, {(r + 1) * 8 // ep}) of 8"
+                   for r in range(ep)] + [f"expert parallel: {ep} ranks; KV pool"]
+    t1 = 0.0
+    if one_out is None:
+        one, one_out, t1 = run_job(args, model, 1, workdir, label + "-one")
+        check(one.returncode == 0, f"{label}: the single-process run failed", one)
+    split, split_out, t2 = run_job(args, model, ep, workdir, f"{label}-np{ep}", split_args)
+    check(split.returncode == 0, f"{label}: the run with {' '.join(split_args)} failed", split)
+    for line in reports:
+        check(line in split.stderr, f"{label}: stderr lacks '{line}'", split)
     a, b = read_outputs(one_out), read_outputs(split_out)
     check(sorted(a) == sorted(b) and len(a) == args.requests, f"{label}: the runs answered different requests")
     tokens = 0
@@ -54,17 +61,20 @@ def compare(args, model, label, ep, workdir):
               f" {ep} ranks:    {b[cid][0]}")
         check(a[cid][1] == b[cid][1], f"{label}: {cid}: log probabilities differ")
         tokens += len(a[cid][1])
-    print(f"{label}: {args.requests} requests, {tokens} tokens and log probabilities identical at {ep} ranks; "
-          f"{t1:.1f} s one process, {t2:.1f} s {ep} ranks")
+    print(f"{label}: {args.requests} requests, {tokens} tokens and log probabilities identical at {ep} ranks "
+          f"({' '.join(split_args)}); {t1:.1f} s one process, {t2:.1f} s {ep} ranks")
     return one_out
 
 
-def serve_matches_run(args, model, ep, one_out, workdir, n_requests=4):
-    """`serve` at ep ranks answers /v1/completions with the single-process run's text, counts every routed
-    token in /metrics, and stops cleanly on SIGTERM to rank 0."""
-    cmd = [args.mpirun, "-np", str(ep), "--oversubscribe", "--bind-to", "none", args.deepbatch, "serve", "-m", model,
+def serve_matches_run(args, model, ep, one_out, workdir, n_requests=4, split_args=None, np=None):
+    """`serve` at `np` ranks (default: ep) split as `split_args` say (default: --expert-parallel-size ep; ep
+    is the expert-parallel size) answers /v1/completions with the single-process run's text, counts every
+    routed token in /metrics, and stops cleanly on SIGTERM to rank 0."""
+    split_args = split_args or ("--expert-parallel-size", str(ep))
+    np = np or ep
+    cmd = [args.mpirun, "-np", str(np), "--oversubscribe", "--bind-to", "none", args.deepbatch, "serve", "-m", model,
            "--host", "127.0.0.1", "--port", "0", "--no-batch-api", "-t", "1", "--kv-cache-memory", str(64 << 20),
-           "--expert-parallel-size", str(ep), "--collective-timeout", "30"]
+           *split_args, "--collective-timeout", "30"]
     proc = subprocess.Popen(cmd, env=mpirun_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         url, seen = wait_listening(proc)
@@ -75,17 +85,17 @@ def serve_matches_run(args, model, ep, one_out, workdir, n_requests=4):
             body = {k: v for k, v in r["body"].items() if k not in ("logprobs", "n")}
             status, got = http_status(url + "/v1/completions", body)
             check(status == 200 and got["choices"][0]["text"] == want[r["custom_id"]][2],
-                  f"serve at {ep} ranks, {r['custom_id']}: {got} != {want[r['custom_id']][2]!r}")
+                  f"serve at {np} ranks, {r['custom_id']}: {got} != {want[r['custom_id']][2]!r}")
         with urllib.request.urlopen(url + "/metrics", timeout=30) as resp:
             metrics = resp.read().decode()
         routed = sum(float(line.rsplit(" ", 1)[1]) for line in metrics.splitlines()
                      if line.startswith("deepbatch:moe_routed_tokens_total{"))
-        check(routed > 0, f"serve at {ep} ranks: no routed tokens in /metrics")
+        check(routed > 0, f"serve at {np} ranks: no routed tokens in /metrics")
         per_rank = check_rank_load(metrics, ep, 8)
         os.kill(rank_pid(proc.pid), signal.SIGTERM)
         rest, _ = proc.communicate(timeout=60)
-        check(proc.returncode == 0, f"serve at {ep} ranks exited {proc.returncode} on SIGTERM:\n{''.join(seen)}{rest}")
-        print(f"serve at {ep} ranks: {n_requests} completions identical to the single-process run; "
+        check(proc.returncode == 0, f"serve at {np} ranks exited {proc.returncode} on SIGTERM:\n{''.join(seen)}{rest}")
+        print(f"serve at {np} ranks: {n_requests} completions identical to the single-process run; "
               f"{routed:.0f} routed tokens in /metrics, {per_rank} per rank; stopped cleanly")
     finally:
         if proc.poll() is None:
@@ -116,8 +126,6 @@ def main():
                        "8 routed experts per layer", workdir, "--expert-parallel-size 9 on 8 experts")
         expect_refused(args, smollm, 2, ep, "expert parallelism splits the routed experts of deepseek2 models; this "
                        "one is llama", workdir, "a llama model")
-        expect_refused(args, v2, 4, (*ep, "--tensor-parallel-size", "2"), "splitting both at once is not available "
-                       "yet", workdir, "--expert-parallel-size 2 with --tensor-parallel-size 2")
     print("expert parallel: all checks passed")
 
 

@@ -7,6 +7,9 @@
 #include <algorithm>
 #include <barrier>
 #include <cstdlib>
+#include <functional>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "dist/communicator.h"
@@ -71,5 +74,22 @@ class ThreadCommunicator : public dist::Communicator {
   int rank_;
   std::vector<float> sum_;
 };
+
+// Runs body(r) for every rank r < size, each on a thread of its own; returns what each
+// rank's body threw ("" for none), by rank.
+inline std::vector<std::string> run_ranks(int size, const std::function<void(int)>& body) {
+  std::vector<std::string> errors(static_cast<size_t>(size));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < size; ++r)
+    threads.emplace_back([&, r] {
+      try {
+        body(r);
+      } catch (const std::exception& e) {
+        errors[static_cast<size_t>(r)] = e.what();
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  return errors;
+}
 
 }  // namespace db::test

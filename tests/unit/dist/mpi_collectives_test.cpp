@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "dist/parallel_groups.h"
 #include "mpi_world.h"
 
 namespace db::dist::test {
@@ -43,6 +44,27 @@ TEST(MpiAllReduceSum, EveryRankGetsBitwiseTheSameSums) {
       ASSERT_EQ(std::memcmp(all.data(), all.data() + len * static_cast<size_t>(k), len * sizeof(float)), 0)
           << "rank " << k << " differs from rank 0 at length " << len;
   }
+}
+
+// The groups of a grid of tensor groups of 2 ranks (dist/parallel_groups.h): each split
+// group holds the ranks of its color in key order, and its collectives stay within it.
+TEST(MpiSplit, GridGroupsHoldTheirRanksInOrder) {
+  Communicator& w = world();
+  const int tp = 2, ep = w.size() / tp;
+  const GridPosition at = grid_position(w.rank(), tp);
+  const std::unique_ptr<Communicator> tensor = w.split(at.expert_rank, at.tensor_rank);
+  const std::unique_ptr<Communicator> expert = w.split(at.tensor_rank, at.expert_rank);
+  ASSERT_EQ(tensor->size(), tp);
+  ASSERT_EQ(tensor->rank(), at.tensor_rank);
+  ASSERT_EQ(expert->size(), ep);
+  ASSERT_EQ(expert->rank(), at.expert_rank);
+  const int32_t me = w.rank();
+  std::vector<int32_t> members(static_cast<size_t>(tp));
+  all_gather_as<int32_t>(*tensor, std::span<const int32_t>(&me, 1), members);
+  for (int k = 0; k < tp; ++k) EXPECT_EQ(members[static_cast<size_t>(k)], at.expert_rank * tp + k);
+  members.assign(static_cast<size_t>(ep), -1);
+  all_gather_as<int32_t>(*expert, std::span<const int32_t>(&me, 1), members);
+  for (int k = 0; k < ep; ++k) EXPECT_EQ(members[static_cast<size_t>(k)], k * tp + at.tensor_rank);
 }
 
 TEST(MpiAllGather, ConcatenatesInRankOrder) {
