@@ -79,6 +79,7 @@ DeepseekDecoder::DeepseekDecoder(std::unique_ptr<ModelSource> src, ModelConfig c
       grow(s_.shared_all, n * shared_splits_.back());
       return gather(part, n, shared_splits_, s_.shared_all);
     });
+  if (experts_.split()) router_stats_.expert_parallel_size = experts_.group->size();
   if (layer_profile_requested()) profile_ = std::make_unique<LayerProfile>(config_.n_layers);
 }
 
