@@ -30,8 +30,8 @@ def run_job(args, model, np, workdir, name, extra=()):
     cmd = [args.deepbatch, "run", "-m", model, "-i", os.path.join(workdir, "in.jsonl"), "-o", out, "-t", "1",
            "--kv-cache-memory", str(64 << 20), "--no-progress", *extra]
     if np > 1:
-        cmd = [args.mpirun, "-np", str(np), "--oversubscribe", "--bind-to", "none", *cmd, "--collective-timeout",
-               "60"]
+        cmd = [args.mpirun, "-np", str(np), "--oversubscribe", "--bind-to", "none", *getattr(args, "mpirun_extra", ()),
+               *cmd, "--collective-timeout", "60"]
     start = time.monotonic()
     proc = subprocess.run(cmd, env=mpirun_env(), capture_output=True, text=True, timeout=120)
     return proc, out, time.monotonic() - start
