@@ -546,8 +546,16 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--verify", action="store_true", help="reopen the file and check it")
+    ap.add_argument("--layers", type=int,
+                    help="keep only the first N layers of the shape (its widths unchanged; deepseek2: at least "
+                         "one MoE layer after the dense ones), for per-layer measurements at a fraction of the size")
     args = ap.parse_args()
     s = SHAPES[args.shape]
+    if args.layers is not None:
+        first_moe = s.get("dense_layers", 0) + 1
+        if not first_moe <= args.layers <= s["layers"]:
+            ap.error(f"--layers {args.layers}: {args.shape} takes {first_moe} to {s['layers']}")
+        s = dict(s, layers=args.layers)
     deepseek = s["arch"] == "deepseek2"
     if args.split_kv and not deepseek:
         ap.error("--split-kv applies to the deepseek2 shapes")
@@ -556,7 +564,7 @@ def main():
     t0 = time.time()
 
     w = gguf.GGUFWriter(args.out, s["arch"])
-    w.add_name("random " + args.shape)
+    w.add_name("random " + args.shape + (f", {args.layers} layers" if args.layers else ""))
     if args.vocab_from:
         n_vocab = copy_tokenizer(args.vocab_from, w)
     else:
