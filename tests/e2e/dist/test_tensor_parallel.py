@@ -253,6 +253,29 @@ def compare(args, model, label, np, workdir, exact=True):
     return tokens
 
 
+def default_kv_share_is_split(args, model, workdir):
+    """Without --kv-cache-memory a process takes a share of the available memory for its KV pool; ranks on one
+    machine draw on the same memory, so each takes its part of that share. On the default model (3 KV heads) the
+    agreed pool of 2 ranks is the 2-head rank's: 3/2 x 1/2 of one process's blocks. Were each rank to take the whole
+    share, it would be 3/2 of them: the check sits between."""
+    base = [args.deepbatch, "run", "-m", model, "-i", os.path.join(workdir, "in.jsonl"), "-t", "1"]  # logs the pool
+    one = subprocess.run([*base, "-o", os.path.join(workdir, "share-one.jsonl")], env=mpirun_env(),
+                         capture_output=True, text=True, timeout=240)
+    check(one.returncode == 0, "the single-process run with the default KV share failed", one)
+    tp = subprocess.run([args.mpirun, "-np", "2", "--oversubscribe", "--bind-to", "none",
+                         *getattr(args, "mpirun_extra", ()), *base, "-o", os.path.join(workdir, "share-tp.jsonl"),
+                         "--tensor-parallel-size", "2", "--collective-timeout", "60"],
+                        env=mpirun_env(), capture_output=True, text=True, timeout=240)
+    check(tp.returncode == 0, "the 2-rank run with the default KV share failed", tp)
+    one_blocks = re.search(r"KV cache: .*; (\d+) blocks of", one.stderr)
+    tp_blocks = re.search(r"KV pool of (\d+) blocks on every rank", tp.stderr)
+    check(one_blocks and tp_blocks, "the KV pool sizes are not on stderr", tp)
+    ratio = int(tp_blocks.group(1)) / int(one_blocks.group(1))
+    print(f"default KV share: one process {one_blocks.group(1)} blocks, 2 ranks {tp_blocks.group(1)} on every rank "
+          f"({ratio:.2f}x; 0.75x expected, 1.5x if each rank took the whole share)")
+    check(ratio < 1.0, f"2 ranks on one machine took {ratio:.2f}x one process's KV blocks from the default share")
+
+
 def expect_refused(args, model, np, tp, needle, workdir, label):
     proc, _, took = run_job(args, model, np, tp, workdir, "refused")
     check(proc.returncode != 0 and needle in proc.stderr, f"{label}: expected a failure saying '{needle}'", proc)
@@ -283,6 +306,7 @@ def main():
         serve_matches_run(args, default_model, 2, workdir)
         serve_reports_a_lost_rank(args, default_model)
         run_resumes_after_a_lost_rank(args, default_model, workdir)
+        default_kv_share_is_split(args, default_model, workdir)
         expect_refused(args, qwen_tiny, 2, 2, "--tensor-parallel-size 2 is above the model's 1 KV heads", workdir,
                        "qwen2_tiny (1 KV head) at 2 ranks")
         expect_refused(args, default_model, 2, 3, "--tensor-parallel-size 3 x --expert-parallel-size 1 = 3 ranks, "
