@@ -131,7 +131,7 @@ def main():
         procs.append(p)
         wait_ready(args.port + i, p)
         t0 = time.time()
-        measure(args.port + i, prefix, 1, 1, 140000)  # computes the shared prompt once
+        measure(args.port + i, prefix, 1, 1, 99999)  # computes the shared prompt once (tails: ids 99999+)
         print("[%s] shared prompt of %d tokens computed in %.1f s" % (d, args.context, time.time() - t0),
               flush=True)
         return p
