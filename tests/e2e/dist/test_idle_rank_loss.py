@@ -11,7 +11,7 @@ import sys
 import time
 
 from test_collective_faults import check
-from test_tensor_parallel import arg_parser, http_status, rank_pid, start_serve, wait_listening
+from test_tensor_parallel import arg_parser, end_job, http_status, rank_pid, start_serve, wait_listening
 
 TIMEOUT_S = 2.0          # --collective-timeout: the heartbeat comes every TIMEOUT_S / 3
 DRAIN_S = 5              # serve answers 503 this long after losing a rank (cmd_serve.cpp), then ends
@@ -53,14 +53,7 @@ def health_fails_after_idle_loss(args, model, sig, label):
         print(f"{label}: /health 503 {took:.2f} s after the loss (timeout {TIMEOUT_S} s, bound {bound:.1f} s): "
               f"{message[:110]}...; completion 503; job ended {ended:.1f} s after the loss, exit {proc.returncode}")
     finally:
-        if victim is not None and sig == signal.SIGSTOP:
-            try:
-                os.kill(victim, signal.SIGCONT)
-            except ProcessLookupError:
-                pass
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        end_job(proc, victim if sig == signal.SIGSTOP else None)
 
 
 def main():

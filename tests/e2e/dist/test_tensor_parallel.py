@@ -54,6 +54,18 @@ def read_outputs(path):
     return out
 
 
+def end_job(proc, stopped=None):
+    """Resumes the rank `stopped` (a pid, if any, which may have exited) and kills the job if it still runs."""
+    if stopped is not None:
+        try:
+            os.kill(stopped, signal.SIGCONT)
+        except ProcessLookupError:
+            pass
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
 def rank_pid(mpirun_pid, rank=0):
     """The pid of `rank` among mpirun's child processes (its environment says OMPI_COMM_WORLD_RANK=rank)."""
     for pid in os.listdir("/proc"):
@@ -130,14 +142,7 @@ def serve_reports_a_lost_rank(args, model):
         print(f"serve at 2 ranks, rank 1 stopped: 503 after {answered:.2f} s ({body['error']['message'][:90]}...); "
               f"/health 503; job ended {ended:.1f} s after the stop, exit {proc.returncode}")
     finally:
-        if victim is not None:
-            try:
-                os.kill(victim, signal.SIGCONT)
-            except ProcessLookupError:
-                pass
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        end_job(proc, victim)
 
 
 def serve_matches_run(args, model, np, workdir, n_requests=8):
