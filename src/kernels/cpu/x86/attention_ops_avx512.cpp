@@ -35,6 +35,7 @@
 #include "kernels/cpu/attention_spans.h"
 #include "kernels/cpu/x86/avx512_util.h"
 #include "kernels/cpu/x86/exp_avx512.h"
+#include "kernels/quant_blocks.h"
 
 namespace db::kernels {
 
@@ -106,9 +107,9 @@ struct HalfRows {
 struct Q8Rows {
   const uint8_t* const* rows;
   __m512 load(int j, int b) const {
-    const uint8_t* block = rows[j] + 34 * (b / 2);
-    const __m512i q = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2 + 16 * (b % 2))));
-    return _mm512_mul_ps(_mm512_cvtepi32_ps(q), _mm512_set1_ps(_cvtsh_ss(load_u16(block))));
+    const auto* block = reinterpret_cast<const BlockQ8_0*>(rows[j]) + b / 2;
+    const __m512i q = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block->qs + 16 * (b % 2))));
+    return _mm512_mul_ps(_mm512_cvtepi32_ps(q), _mm512_set1_ps(_cvtsh_ss(load_u16(block->d))));
   }
 };
 
