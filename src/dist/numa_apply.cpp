@@ -1,7 +1,6 @@
 #include "dist/numa_apply.h"
 
 #include <linux/mempolicy.h>
-#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -10,6 +9,7 @@
 #include <string>
 
 #include "util/error.h"
+#include "util/numa_nodes.h"
 
 namespace db::dist {
 
@@ -24,13 +24,11 @@ std::string sys_reason(const char* call) { return std::string(call) + ": " + std
 
 void apply_numa_placement(const NumaPlacement& p) {
   if (!p.cpus.empty()) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    for (int c : p.cpus) {
-      if (c < 0 || c >= CPU_SETSIZE) throw Error("NUMA placement names CPU " + std::to_string(c));
-      CPU_SET(c, &set);
+    try {
+      pin_to_cpus(p.cpus);
+    } catch (const Error& e) {
+      throw Error(std::string("NUMA placement: ") + e.what());
     }
-    if (sched_setaffinity(0, sizeof(set), &set) != 0) throw Error("NUMA placement: " + sys_reason("sched_setaffinity"));
   }
   if (p.memory == MemoryPolicy::Default) return;
   unsigned long mask[kMaskWords] = {};

@@ -1,7 +1,5 @@
 #include "dist/numa_topology.h"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -11,6 +9,7 @@
 #include <sstream>
 
 #include "util/error.h"
+#include "util/numa_nodes.h"
 
 namespace db::dist {
 
@@ -96,15 +95,6 @@ NumaTopology read_numa_topology(const std::vector<int>& fallback_cpus, const std
   return topo;
 }
 
-std::vector<int> allowed_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) != 0)
-    throw Error(std::string("sched_getaffinity: ") + std::strerror(errno));
-  std::vector<int> cpus;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &set)) cpus.push_back(c);
-  return cpus;
-}
+std::vector<int> allowed_cpus() { return this_thread_cpus(); }
 
 }  // namespace db::dist

@@ -62,17 +62,22 @@ TensorView PackedWeightStore::prepare(const TensorView& w, ThreadPool* pool) {
   return prepare(w, cpu_features().level, pool);
 }
 
+TensorView PackedWeightStore::hand_out(const TensorView& v) {
+  if (v.data != nullptr && v.nbytes() > 0) handed_out_.push_back({static_cast<const uint8_t*>(v.data), v.nbytes()});
+  return v;
+}
+
 TensorView PackedWeightStore::prepare(const TensorView& w, IsaLevel level, ThreadPool* pool) {
   if (w.layout == TensorLayout::Panels16) {
     if (prefers_packed(w.dtype, level)) {
       ++counts_.in_place;
-      return w;
+      return hand_out(w);
     }
     ++counts_.unpacked;
-    return unpack(w);
+    return hand_out(unpack(w));
   }
   if (w.layout != TensorLayout::Rows || w.shape.size() != 2 || !prefers_packed(w.dtype, level) || w.rows() == 0)
-    return w;
+    return hand_out(w);
   ++counts_.packed;
   TensorView packed = w;
   packed.layout = TensorLayout::Panels16;
@@ -80,7 +85,7 @@ TensorView PackedWeightStore::prepare(const TensorView& w, IsaLevel level, Threa
   pack_matrix(w, mem, pool);
   bytes_ += packed.nbytes();
   packed.data = mem;
-  return packed;
+  return hand_out(packed);
 }
 
 TensorView PackedWeightStore::unpack(const TensorView& w) {

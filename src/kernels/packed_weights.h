@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/weight_replicas.h"
 #include "tensor/tensor.h"
 #include "util/cpu_features.h"
 #include "util/huge_buffer.h"
@@ -55,12 +56,19 @@ class PackedWeightStore {
   };
   const Counts& counts() const { return counts_; }
 
+  // The bytes of every view prepare() has handed out, held here or elsewhere
+  // (a mapped file, a loader's slice): what the matmuls read, for
+  // --numa replicate (kernels/weight_replicas.h).
+  const std::vector<WeightRange>& handed_out() const { return handed_out_; }
+
  private:
   TensorView unpack(const TensorView& w);  // a Rows copy of the pre-packed matrix w
+  TensorView hand_out(const TensorView& v);  // notes v in handed_out_
 
   std::vector<HugeBuffer> buffers_;  // huge pages from 2 MB up (util/huge_buffer.h)
   size_t bytes_ = 0;
   Counts counts_;
+  std::vector<WeightRange> handed_out_;
 };
 
 }  // namespace db::kernels

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <ctime>
 #include <exception>
 #include <mutex>
@@ -12,6 +13,7 @@
 
 #include "util/contention_monitor.h"
 #include "util/error.h"
+#include "util/numa_nodes.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -27,6 +29,9 @@ namespace db {
 
 int resolve_threads(int threads) {
   if (threads > 0) return threads;
+  // Under a node layout (--numa replicate) the calling thread is pinned to one
+  // node, while the pool spreads over all of them.
+  if (const int placed = node_layout_cpu_count(); placed > 0) return placed;
   // The CPUs this process may run on (taskset, cpusets, a NUMA placement), not
   // every CPU of the machine: more threads than those only take turns.
   cpu_set_t set;
@@ -96,6 +101,19 @@ int64_t thread_cpu_ns() {
 }
 
 constexpr int64_t kMaxChunks = int64_t{1} << 23;
+
+// Under a node layout (util/numa_nodes.h) worker `tid` runs on its node's CPUs
+// and reads its node's copies. A refusal leaves it where it is, on slot 0,
+// which changes where it runs, not what it computes.
+void place_worker(int tid, int n_threads) {
+  const auto slots = static_cast<int>(node_layout().size());
+  if (slots == 0) return;
+  try {
+    pin_to_node_slot(node_slot_of_thread(tid, n_threads, slots));
+  } catch (const Error& e) {
+    std::fprintf(stderr, "deepbatch: thread pool worker %d stays unpinned: %s\n", tid, e.what());
+  }
+}
 
 }  // namespace
 
@@ -238,7 +256,11 @@ ThreadPool::ThreadPool(int n_threads) : impl_(new Impl) {
   impl_->n_threads = n_threads;
   impl_->workers.reserve(static_cast<size_t>(n_threads - 1));
   try {
-    for (int tid = 1; tid < n_threads; ++tid) impl_->workers.emplace_back([this] { impl_->worker_loop(); });
+    for (int tid = 1; tid < n_threads; ++tid)
+      impl_->workers.emplace_back([this, tid, n_threads] {
+        place_worker(tid, n_threads);
+        impl_->worker_loop();
+      });
   } catch (const std::exception& e) {
     const size_t started = impl_->workers.size();
     impl_->shutdown();

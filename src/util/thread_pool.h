@@ -5,6 +5,10 @@
 // never waits for a worker that has not started (a worker the OS has not
 // scheduled simply claims nothing, and the others do its share), only for
 // chunks already being run. Idle workers spin briefly, then sleep.
+//
+// Under a NUMA node layout (--numa replicate: util/numa_nodes.h) worker `tid`
+// pins itself when it starts to the CPUs of node slot
+// node_slot_of_thread(tid, size(), slots); the caller stays where it runs.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -12,7 +16,8 @@
 namespace db {
 
 // `threads` if positive, else one per CPU this process may run on (its affinity:
-// taskset, cpusets, --numa), the meaning of a thread count of 0.
+// taskset, cpusets, --numa; under a node layout, the CPUs of all its nodes), the
+// meaning of a thread count of 0.
 int resolve_threads(int threads);
 
 class ThreadPool {

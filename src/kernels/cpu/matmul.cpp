@@ -16,6 +16,7 @@
 #include "kernels/cpu/quantize_acts.h"
 #include "kernels/dequantize.h"
 #include "kernels/matmul.h"
+#include "kernels/weight_replicas.h"
 #include "util/error.h"
 
 namespace db::kernels {
@@ -131,6 +132,7 @@ constexpr int64_t kTokensPerChunkPass = 16;
 // its first input token among the group's, see run_tiles) and chunking.
 struct Product {
   GemmTileFn fn;
+  int64_t w_bytes;                         // the weight's bytes from base.w
   const PanelKernels* expanded = nullptr;  // set: expand each group once for its token tiles
   int64_t expanded_bytes = 0;              // bytes of one expanded group
   GemmTile base;
@@ -189,6 +191,7 @@ Product prepare(const GemmKernels& k, IsaLevel level, const MatmulTask& task, co
   p.rows = W.rows();
   p.float_panels = W.layout == TensorLayout::Panels16 && is_float_panel(W.dtype);
   p.base.w = static_cast<const uint8_t*>(W.data);
+  p.w_bytes = static_cast<int64_t>(W.nbytes());
   p.base.w_stride = static_cast<int64_t>(W.row_nbytes());
   if (W.layout == TensorLayout::Panels16) {
     const int max_tokens = weight_kernels(k, W.dtype)->panel.max_tokens;
@@ -236,6 +239,15 @@ Product prepare(const GemmKernels& k, IsaLevel level, const MatmulTask& task, co
                                      1, p.row_tiles);
   }
   return p;
+}
+
+// The product as the calling thread reads it: its weights from this thread's
+// node's copy under --numa replicate (kernels/weight_replicas.h), else as they
+// are. Every parallel region of this file calls it once per chunk.
+Product on_this_node(const Product& p) {
+  Product q = p;
+  q.base.w = local_weights(p.base.w, static_cast<size_t>(p.w_bytes));
+  return q;
 }
 
 // Runs chunk c of a float panel product: for each block of kFloatPanelKBlock
@@ -366,7 +378,7 @@ void matmul_group_isa(IsaLevel level, const MatmulTask* tasks, int n_tasks, cons
   }
   pool.parallel_chunks(first_chunk[n_tasks], [&](int64_t c) {
     const auto i = std::upper_bound(first_chunk.begin(), first_chunk.end(), c) - first_chunk.begin() - 1;
-    run_chunk(products[i], n_tokens, c - first_chunk[i]);
+    run_chunk(on_this_node(products[i]), n_tokens, c - first_chunk[i]);
   });
 }
 
@@ -408,13 +420,16 @@ void matmul_swiglu(const TensorView& gate, const TensorView& up, const float* X,
   Product g = prepare(k, level, tasks[0], X, n_tokens, 0, acts, pool.size());
   if (const GemmSwigluTileFn fused = fused_swiglu_for(k, gate, up)) {
     const auto* up0 = static_cast<const uint8_t*>(up.data);
+    const auto local_up = [&] { return local_weights(up0, up.nbytes()); };
     if (g.expanded != nullptr && g.expanded->expanded_swiglu != nullptr) {
-      pool.parallel_chunks(g.n_chunks, [&](int64_t c) { run_expanded_chunk(g, n_tokens, c, up0); });
+      pool.parallel_chunks(g.n_chunks, [&](int64_t c) { run_expanded_chunk(on_this_node(g), n_tokens, c, local_up()); });
       return;
     }
-    const auto kernel = [&](const GemmTile& t, int64_t rt) { fused(t, up0 + rt * g.tiling.bytes); };
     pool.parallel_chunks(g.n_chunks, [&](int64_t c) {
-      run_tiles(g.tiling, kernel, g.base, rows, n_tokens, g.chunk_tokens, g.tile_begin(c), g.tile_begin(c + 1));
+      const Product lg = on_this_node(g);
+      const uint8_t* up_w = local_up();
+      const auto kernel = [&](const GemmTile& t, int64_t rt) { fused(t, up_w + rt * g.tiling.bytes); };
+      run_tiles(lg.tiling, kernel, lg.base, rows, n_tokens, lg.chunk_tokens, lg.tile_begin(c), lg.tile_begin(c + 1));
     });
     return;
   }
@@ -426,8 +441,8 @@ void matmul_swiglu(const TensorView& gate, const TensorView& up, const float* X,
   }
   g.n_chunks = u.n_chunks = std::max(g.n_chunks, u.n_chunks);
   pool.parallel_chunks(g.n_chunks, [&](int64_t c) {
-    run_chunk(g, n_tokens, c);
-    run_chunk(u, n_tokens, c);
+    run_chunk(on_this_node(g), n_tokens, c);
+    run_chunk(on_this_node(u), n_tokens, c);
     const int64_t r0 = g.tile_begin(c) * g.tiling.rows, r1 = std::min(rows, g.tile_begin(c + 1) * g.tiling.rows);
     for (int64_t t = 0; t < n_tokens; ++t) {
       float* g_row = out + t * rows + r0;
