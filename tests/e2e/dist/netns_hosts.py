@@ -96,12 +96,13 @@ class NetnsHosts:
             shutil.rmtree(self.tmp, ignore_errors=True)
         return False
 
-    def mpirun_args(self, np):
+    def mpirun_args(self, np, btl_subnet=None):
+        """btl_subnet: where the ranks' own traffic goes (default: the bridge's subnet, as the daemons')."""
         slots = (np + self.n - 1) // self.n
         subnet = f"{self.subnet}.0/24"
         return ["--host", ",".join(f"{ip}:{slots}" for ip in self.ips), "--map-by", "node",
                 "--mca", "plm_rsh_agent", self.agent, "--mca", "oob_tcp_if_include", subnet,
-                "--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", subnet]
+                "--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", btl_subnet or subnet]
 
     def interface_bytes(self):
         """Bytes each host received and sent so far (its eth0 counters), per host."""
