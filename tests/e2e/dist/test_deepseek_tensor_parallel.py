@@ -5,7 +5,8 @@ and half of the dense and shared-expert FFN columns) and by 4 ranks (--tensor-pa
 2 x --expert-parallel-size 2: 4 + 4 routed experts, each half split by heads) must give
 the same greedy tokens and log probabilities on test-sized random deepseek2 models in V2's
 and V3's form (gather joins and the expert combine sum in one process's order). `serve` at
-2 x 2 ranks must answer with the same text and stop cleanly. Sizes the model cannot take
+2 x 2 ranks, and at 2 tensor ranks alone on the V2-form model, must answer with the same text
+and stop cleanly. Sizes the model cannot take
 must fail fast with a clear message."""
 import os
 import sys
@@ -43,6 +44,8 @@ def main():
             model = models[shape] = scratch.write_model(shape)
             one = compare(args, model, shape, 2, workdir, TP2, tp_reports(2, 1))
             compare(args, model, shape, 4, workdir, TP2_EP2, tp_reports(2, 2), one_out=one)
+            if shape == "deepseek-v2-mini":
+                serve_matches_run(args, model, 1, one, workdir, split_args=TP2, np=2)
             serve_matches_run(args, model, 2, one, workdir, split_args=TP2_EP2, np=4)
         expect_refused(args, models["deepseek-v2-mini"], 5, ("--tensor-parallel-size", "5"),
                        "--tensor-parallel-size 5 is above the model's 4 attention heads", workdir,
