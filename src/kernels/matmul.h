@@ -26,16 +26,15 @@ struct MatmulTask {
 // activations once per block format. Each output equals matmul()'s bit for bit.
 void matmul_group(const MatmulTask* tasks, int n_tasks, const float* X, int64_t n_tokens, ThreadPool& pool);
 
-// Rows between consecutive inputs of matmul_stacked: n_tokens rounded up to a
-// whole tile of activations.
-int64_t stacked_rows(int64_t n_tokens);
-
-// Products that each have their own input rows, run in one parallel region
-// (e.g. one small product per attention head): task i computes
-// Y_i = X_i * W_i^T for n_tokens rows, where X_i = X + i * stacked_rows(n_tokens) * in
-// (rows past n_tokens in each X_i are padding, never read). Every task's weight
-// has the same `in` and dtype. Each output equals matmul()'s bit for bit.
-void matmul_stacked(const MatmulTask* tasks, int n_tasks, const float* X, int64_t n_tokens, ThreadPool& pool);
+// Products that each read their own columns of the same token rows (e.g. one
+// small product per attention head), run in one parallel region with each
+// task's activations quantized once, straight from X (no copy): task i
+// computes Y_i = X_i * W_i^T for n_tokens tokens, where token t's row of X_i is
+// the w->cols() floats at X + t * ldx + i * head_stride. Every task's weight
+// has the same `in` and dtype. Each output equals matmul()'s on X_i's rows
+// copied out, bit for bit.
+void matmul_heads(const MatmulTask* tasks, int n_tasks, const float* X, int64_t ldx, int64_t head_stride,
+                  int64_t n_tokens, ThreadPool& pool);
 
 // The feed-forward gate: out[t, o] = silu(gate . x_t) * (up . x_t), with the two
 // products computed and combined row range by row range in one parallel region

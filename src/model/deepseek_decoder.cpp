@@ -100,7 +100,6 @@ void DeepseekDecoder::reserve(int64_t n, int64_t n_logits) {
   grow(s_.kv_a, n * row);
   grow(s_.q_abs, n * heads * row);
   grow(s_.lat, n * heads * a.kv_lora_rank);
-  grow(s_.heads_in, heads * kernels::stacked_rows(n) * std::max(a.qk_nope_dim, a.kv_lora_rank));
   grow(s_.attn, n * heads * a.v_head_dim);
 }
 
@@ -132,28 +131,20 @@ void DeepseekDecoder::project_qkv(const MlaLayerWeights& w, int64_t n, ThreadPoo
   });
 }
 
-void DeepseekDecoder::per_head_products(const std::vector<TensorView>& mats, const float* in, int64_t ld_in,
-                                        int64_t width, int64_t n, float* out, int64_t ld_out, ThreadPool& pool) {
+void DeepseekDecoder::per_head_products(const std::vector<TensorView>& mats, const float* in, int64_t ld_in, float* out,
+                                        int64_t ld_out, int64_t n, ThreadPool& pool) {
   const auto heads = static_cast<int64_t>(mats.size());
-  const int64_t stride = kernels::stacked_rows(n) * width, head_in = ld_in / heads, head_out = ld_out / heads;
-  float* stacked = s_.heads_in.data();
-  const auto gather = [&](int64_t begin, int64_t end) {
-    for (int64_t t = begin; t < end; ++t)
-      for (int64_t h = 0; h < heads; ++h)
-        std::memcpy(stacked + h * stride + t * width, in + t * ld_in + h * head_in,
-                    static_cast<size_t>(width) * sizeof(float));
-  };
-  if (n * heads * width < kSerialCopyFloats) gather(0, n); else pool.parallel_for(n, gather);
   s_.head_tasks.resize(static_cast<size_t>(heads));
-  for (int64_t h = 0; h < heads; ++h) s_.head_tasks[static_cast<size_t>(h)] = {&mats[static_cast<size_t>(h)], out + h * head_out, ld_out};
-  kernels::matmul_stacked(s_.head_tasks.data(), static_cast<int>(heads), stacked, n, pool);
+  for (int64_t h = 0; h < heads; ++h)
+    s_.head_tasks[static_cast<size_t>(h)] = {&mats[static_cast<size_t>(h)], out + h * (ld_out / heads), ld_out};
+  kernels::matmul_heads(s_.head_tasks.data(), static_cast<int>(heads), in, ld_in, ld_in / heads, n, pool);
 }
 
 void DeepseekDecoder::absorb_queries(const MlaLayerWeights& w, int64_t n, ThreadPool& pool) {
   const MlaConfig& a = config_.mla;
   const int heads = shard_.n_heads();
   const int64_t qk = a.qk_head_dim(), c = a.kv_lora_rank, row = c + a.qk_rope_dim;
-  per_head_products(w.uk_t, s_.q.data(), heads * qk, a.qk_nope_dim, n, s_.q_abs.data(), heads * row, pool);
+  per_head_products(w.uk_t, s_.q.data(), heads * qk, s_.q_abs.data(), heads * row, n, pool);
   // q_pe after the absorbed part: it meets k_pe, the last qk_rope values of the cached row.
   const auto copy_pe = [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t)
@@ -167,8 +158,7 @@ void DeepseekDecoder::absorb_queries(const MlaLayerWeights& w, int64_t n, Thread
 void DeepseekDecoder::expand_values(const MlaLayerWeights& w, int64_t n, ThreadPool& pool) {
   const MlaConfig& a = config_.mla;
   const int heads = shard_.n_heads();
-  per_head_products(w.uv, s_.lat.data(), heads * a.kv_lora_rank, a.kv_lora_rank, n, s_.attn.data(),
-                    heads * a.v_head_dim, pool);
+  per_head_products(w.uv, s_.lat.data(), heads * a.kv_lora_rank, s_.attn.data(), heads * a.v_head_dim, n, pool);
 }
 
 void DeepseekDecoder::attention_block(const MlaLayerWeights& w, int layer, const Batch& batch,

@@ -95,7 +95,6 @@ class DeepseekDecoder : public Model {
     std::vector<float> kv_a;      // [n][kv_lora + qk_rope]: becomes the cached row [latent | k_pe]
     std::vector<float> q_abs;     // [n][n_heads][kv_lora + qk_rope]
     std::vector<float> lat;       // [n][n_heads][kv_lora] attention output in latent space
-    std::vector<float> heads_in;  // [n_heads][stacked_rows(n)][max(qk_nope, kv_lora)] per-head inputs, stacked
     std::vector<float> attn;      // [n][n_heads * v_head_dim]
     std::vector<kernels::MatmulTask> head_tasks;  // [n_heads] one product per head
     std::vector<float> attn_all, ffn_all, shared_all, gather;  // tensor parallel: gathered rows, scratch
@@ -117,10 +116,10 @@ class DeepseekDecoder : public Model {
   // s_.attn from s_.lat: per head W_UV_h o_h.
   void expand_values(const MlaLayerWeights& w, int64_t n, ThreadPool& pool);
   // out[t][h] (ld_out floats per token) = mats[h] . in[t][h] (ld_in floats per
-  // token, `width` read from each head's start) for every head: the heads' rows
-  // stacked, then all heads' products in one parallel region.
-  void per_head_products(const std::vector<TensorView>& mats, const float* in, int64_t ld_in, int64_t width,
-                         int64_t n, float* out, int64_t ld_out, ThreadPool& pool);
+  // token, mats[h].cols() read from each head's start) for every head, all
+  // heads' products in one parallel region reading `in` where it lies.
+  void per_head_products(const std::vector<TensorView>& mats, const float* in, int64_t ld_in, float* out,
+                         int64_t ld_out, int64_t n, ThreadPool& pool);
   // `moe`: DeepSeekMoE, counted as router layer `layer` when it is one of the
   // model's blocks; else dense. next_norm: the next block's input norm (null: none).
   // With a profile, timed into its row `layer`.

@@ -72,7 +72,7 @@ struct RowTiling {
 
 // Runs row tiles [row_tile_begin, row_tile_end) over all tokens, calling
 // kernel(tile, row tile index) for each (row tile, token tile). Token t of the
-// product is input token base.t0 + t (stacked inputs) and output row t.
+// product is input token base.t0 + t (inputs side by side) and output row t.
 template <class Kernel>
 void run_tiles(const RowTiling& tiling, const Kernel& kernel, GemmTile base, int64_t rows, int64_t n_tokens,
                int64_t chunk_tokens, int64_t row_tile_begin, int64_t row_tile_end) {
@@ -169,6 +169,13 @@ class SharedActs {
     if (float_tiles_ == nullptr) float_tiles_ = tile_float_acts(x_, n_tokens_, cols_, pool_, rows_);
     return float_tiles_;
   }
+  // The float Rows kernels' view: contiguous rows, X itself unless it holds
+  // several products' inputs side by side.
+  const float* float_rows() {
+    if (rows_.period == 0) return x_;
+    if (float_rows_ == nullptr) float_rows_ = gather_float_rows(x_, n_tokens_, cols_, pool_, rows_);
+    return float_rows_;
+  }
 
  private:
   const GemmKernels& k_;
@@ -179,6 +186,7 @@ class SharedActs {
   QuantizedActs acts_[4]{};
   bool ready_[4] = {false, false, false, false};
   const float* float_tiles_ = nullptr;
+  const float* float_rows_ = nullptr;
 };
 
 // Prepares task `task` over n_tokens tokens starting at input token t_base of `acts`.
@@ -215,7 +223,7 @@ Product prepare(const GemmKernels& k, IsaLevel level, const MatmulTask& task, co
     p.base.x = acts.float_tiles();
     p.base.x_kstride = acts.n_tokens() == 1 ? 1 : kActTileTokens;
   } else {
-    p.base.x = X;
+    p.base.x = acts.float_rows();
   }
   p.chunk_tokens = std::max<int64_t>(1, act_chunk_bytes() / act_row_bytes / p.tiling.tokens) * p.tiling.tokens;
   p.row_tiles = (p.rows + p.tiling.rows - 1) / p.tiling.rows;
@@ -350,11 +358,11 @@ bool check_group(const MatmulTask* tasks, int n_tasks, const float* X, int64_t n
   return any && n_tokens > 0;
 }
 
-// Runs a group in one parallel region. Shared input (stride 0): every task
-// reads X's n_tokens rows. Stacked (stride > 0): task i reads rows
-// [i * stride, i * stride + n_tokens) of X.
+// Runs a group in one parallel region. Shared input (rows.period 0): every
+// task reads X's n_tokens rows. Side by side (rows.period > 0, see TokenRows):
+// task i reads rows [i * period, i * period + n_tokens) of the group's rows.
 void matmul_group_isa(IsaLevel level, const MatmulTask* tasks, int n_tasks, const float* X, int64_t n_tokens,
-                      int64_t stride, ThreadPool& pool) {
+                      TokenRows rows, ThreadPool& pool) {
   if (!isa_supported(level))
     throw Error(std::string("matmul: ISA level ") + isa_name(level) + " is not supported by this CPU");
   if (!check_group(tasks, n_tasks, X, n_tokens)) return;
@@ -367,12 +375,12 @@ void matmul_group_isa(IsaLevel level, const MatmulTask* tasks, int n_tasks, cons
     return;
   }
   const GemmKernels& k = gemm_kernels(level);
-  SharedActs acts = stride > 0 ? SharedActs(k, X, stride * n_tasks, cols, pool, TokenRows{stride, n_tokens})
+  SharedActs acts = rows.period > 0 ? SharedActs(k, X, rows.period * n_tasks, cols, pool, rows)
                                : SharedActs(k, X, n_tokens, cols, pool);
   std::vector<Product> products(static_cast<size_t>(n_tasks));
   std::vector<int64_t> first_chunk(static_cast<size_t>(n_tasks) + 1, 0);
   for (int i = 0; i < n_tasks; ++i) {
-    products[i] = prepare(k, level, tasks[i], X, n_tokens, i * stride, acts, pool.size());
+    products[i] = prepare(k, level, tasks[i], X, n_tokens, i * rows.period, acts, pool.size());
     if (tasks[i].w->rows() == 0) products[i].n_chunks = 0;
     first_chunk[i + 1] = first_chunk[i] + products[i].n_chunks;
   }
@@ -386,7 +394,7 @@ void matmul_group_isa(IsaLevel level, const MatmulTask* tasks, int n_tasks, cons
 
 void matmul_isa(IsaLevel level, const TensorView& W, const float* X, int64_t n_tokens, float* Y, ThreadPool& pool) {
   const MatmulTask task{&W, Y};
-  matmul_group_isa(level, &task, 1, X, n_tokens, 0, pool);
+  matmul_group_isa(level, &task, 1, X, n_tokens, {}, pool);
 }
 
 void matmul(const TensorView& W, const float* X, int64_t n_tokens, float* Y, ThreadPool& pool) {
@@ -394,13 +402,15 @@ void matmul(const TensorView& W, const float* X, int64_t n_tokens, float* Y, Thr
 }
 
 void matmul_group(const MatmulTask* tasks, int n_tasks, const float* X, int64_t n_tokens, ThreadPool& pool) {
-  matmul_group_isa(cpu_features().level, tasks, n_tasks, X, n_tokens, 0, pool);
+  matmul_group_isa(cpu_features().level, tasks, n_tasks, X, n_tokens, {}, pool);
 }
 
-int64_t stacked_rows(int64_t n_tokens) { return (n_tokens + kActTileTokens - 1) / kActTileTokens * kActTileTokens; }
-
-void matmul_stacked(const MatmulTask* tasks, int n_tasks, const float* X, int64_t n_tokens, ThreadPool& pool) {
-  matmul_group_isa(cpu_features().level, tasks, n_tasks, X, n_tokens, stacked_rows(n_tokens), pool);
+void matmul_heads(const MatmulTask* tasks, int n_tasks, const float* X, int64_t ldx, int64_t head_stride,
+                  int64_t n_tokens, ThreadPool& pool) {
+  // Each input padded to whole tiles of tokens: the panel kernels' token tiles never straddle two.
+  const int64_t period = (n_tokens + kActTileTokens - 1) / kActTileTokens * kActTileTokens;
+  matmul_group_isa(cpu_features().level, tasks, n_tasks, X, n_tokens, TokenRows{period, n_tokens, ldx, head_stride},
+                   pool);
 }
 
 void matmul_swiglu(const TensorView& gate, const TensorView& up, const float* X, int64_t n_tokens, float* out,
@@ -435,7 +445,7 @@ void matmul_swiglu(const TensorView& gate, const TensorView& up, const float* X,
   }
   Product u = prepare(k, level, tasks[1], X, n_tokens, 0, acts, pool.size());
   if (g.tiling.rows != u.tiling.rows) {  // differently laid out: the chunks would cover different rows
-    matmul_group_isa(level, tasks, 2, X, n_tokens, 0, pool);
+    matmul_group_isa(level, tasks, 2, X, n_tokens, {}, pool);
     for (int64_t t = 0; t < n_tokens; ++t) swiglu(out + t * rows, up_scratch + t * rows, rows, out + t * rows);
     return;
   }

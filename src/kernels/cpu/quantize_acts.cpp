@@ -14,9 +14,9 @@ size_t align64(size_t n) { return (n + 63) / 64 * 64; }
 constexpr int64_t kMinParallelValues = 16384;
 
 // Reusable, 64-byte aligned scratch of the calling thread, one per (format,
-// layout) and one (slot 4) for float tiles.
+// layout), one (slot 4) for float tiles and one (slot 5) for gathered float rows.
 uint8_t* scratch(int slot, size_t bytes) {
-  thread_local std::vector<uint8_t> bufs[5];
+  thread_local std::vector<uint8_t> bufs[6];
   std::vector<uint8_t>& buf = bufs[slot];
   if (buf.size() < bytes + 64) buf.resize(bytes + 64);
   const auto addr = reinterpret_cast<uintptr_t>(buf.data());
@@ -126,7 +126,7 @@ QuantizedActs quantize_acts(const GemmKernels& k, int block, ActLayout layout, c
   auto quantize_rows = [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
       if (!rows.holds(t)) continue;
-      const float* x = X + t * cols;
+      const float* x = rows.row(X, t, cols);
       const int64_t v = t * a.nblocks;
       if (tiles)
         quantize_tiled_row(k, a, x, t);
@@ -151,7 +151,7 @@ const float* tile_float_acts(const float* X, int64_t n_tokens, int64_t cols, Thr
       float* dst = out + tile * cols * kActTileTokens;
       for (int64_t l = 0; l < nt; ++l) {
         if (!rows.holds(t0 + l)) continue;
-        const float* src = X + (t0 + l) * cols;
+        const float* src = rows.row(X, t0 + l, cols);
         for (int64_t k = 0; k < cols; ++k) dst[k * kActTileTokens + l] = src[k];
       }
     }
@@ -160,6 +160,19 @@ const float* tile_float_acts(const float* X, int64_t n_tokens, int64_t cols, Thr
     regroup(0, tiles);
   else
     pool.parallel_for(tiles, regroup);
+  return out;
+}
+
+const float* gather_float_rows(const float* X, int64_t n_tokens, int64_t cols, ThreadPool& pool, TokenRows rows) {
+  auto* out = reinterpret_cast<float*>(scratch(5, static_cast<size_t>(n_tokens * cols) * sizeof(float)));
+  auto copy = [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t)
+      if (rows.holds(t)) std::memcpy(out + t * cols, rows.row(X, t, cols), static_cast<size_t>(cols) * sizeof(float));
+  };
+  if (n_tokens * cols < kMinParallelValues)
+    copy(0, n_tokens);
+  else
+    pool.parallel_for(n_tokens, copy);
   return out;
 }
 

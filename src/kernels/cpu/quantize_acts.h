@@ -11,29 +11,42 @@
 
 namespace db::kernels {
 
-// Which rows of X are tokens: all of them (period 0), or in every `period`
-// rows the first `used` (stacked inputs, kernels/matmul.h matmul_stacked: the
-// rest pad each input to whole tiles; they are never read, and their
-// quantized slots are left unwritten).
+// Where the rows of X lie, and which are tokens: all rows, row t at
+// X + t * cols (period 0); or inputs of several products side by side in the
+// same token rows (kernels/matmul.h matmul_heads): row r is token r % period
+// of input r / period, at X + (r % period) * ld + (r / period) * input_stride,
+// and a token only when r % period < used (the rest pad each input to whole
+// tiles; they are never read, and their quantized slots are left unwritten).
 struct TokenRows {
   int64_t period = 0;
   int64_t used = 0;
+  int64_t ld = 0;
+  int64_t input_stride = 0;
 
   bool holds(int64_t t) const { return period == 0 || t % period < used; }
+  const float* row(const float* X, int64_t t, int64_t cols) const {
+    return period == 0 ? X + t * cols : X + (t % period) * ld + (t / period) * input_stride;
+  }
 };
 
-// Quantizes X ([n_tokens][cols] floats, cols a multiple of `block`) with the
-// level's quantizer k. block: 32 or 256. The result points into the calling
-// thread's scratch for (block, layout): valid until that thread's next call
-// with the same pair.
+// Quantizes the n_tokens rows of X (cols floats each, laid out as `rows`
+// says; cols a multiple of `block`) with the level's quantizer k. block: 32
+// or 256. The result points into the calling thread's scratch for (block,
+// layout): valid until that thread's next call with the same pair.
 QuantizedActs quantize_acts(const GemmKernels& k, int block, ActLayout layout, const float* X, int64_t n_tokens,
                             int64_t cols, ThreadPool& pool, TokenRows rows = {});
 
-// X ([n_tokens][cols] floats) regrouped for the float panel kernels: tokens
-// in tiles of kActTileTokens, element k of tile T's token l at
-// ((T * cols) + k) * kActTileTokens + l (the padding tokens of the last tile
-// unwritten). The result points into the calling thread's scratch: valid
+// The n_tokens rows of X (laid out as `rows` says) regrouped for the float
+// panel kernels: tokens in tiles of kActTileTokens, element k of tile T's
+// token l at ((T * cols) + k) * kActTileTokens + l (the padding tokens of the
+// last tile unwritten). The result points into the calling thread's scratch: valid
 // until its next call.
 const float* tile_float_acts(const float* X, int64_t n_tokens, int64_t cols, ThreadPool& pool, TokenRows rows = {});
+
+// The n_tokens rows of X (laid out as `rows` says) copied into contiguous rows
+// of `cols` floats, row t at t * cols (padding rows unwritten), for the float
+// kernels of the Rows layout. In the calling thread's scratch: valid until its
+// next call.
+const float* gather_float_rows(const float* X, int64_t n_tokens, int64_t cols, ThreadPool& pool, TokenRows rows);
 
 }  // namespace db::kernels

@@ -1,4 +1,4 @@
-// The fused entry points (matmul_group, matmul_stacked, matmul_swiglu) give bit
+// The fused entry points (matmul_group, matmul_heads, matmul_swiglu) give bit
 // for bit what the separate matmul() and swiglu() calls give, for any token and
 // thread count.
 #include <gtest/gtest.h>
@@ -58,12 +58,16 @@ TEST(MatmulGroup, RejectsMismatchedRowLengths) {
   EXPECT_THROW(matmul_group(tasks, 2, x.data(), 1, pool), Error);
 }
 
-// One product per "head", each over its own stacked input rows, written
-// interleaved into one output (ldy): as separate matmul() calls, in the Rows
-// layout and repacked, for every weight type a decoder uses per head.
-TEST(MatmulStacked, EqualsSeparateProductsOnOwnInputs) {
+// One product per "head", each over its own columns of shared token rows,
+// written interleaved into one output (ldy): as separate matmul() calls on the
+// heads' rows copied out, in the Rows layout and repacked, for every weight
+// type a decoder uses per head.
+TEST(MatmulHeads, EqualsSeparateProductsOnOwnColumns) {
   const int heads = 5;
   const int64_t rows = 40, cols = 128;
+  // Each head's input is followed by columns it must not read (as q_nope is by
+  // q_pe), and each token row by more: they hold NaN, which would reach an output.
+  const int64_t head_stride = cols + 48, ldx = heads * head_stride + 16;
   for (DType dtype : {DType::F32, DType::F16, DType::Q8_0, DType::Q4_0}) {
     std::vector<testing::TestWeights> ws;
     for (int h = 0; h < heads; ++h) ws.push_back(testing::make_weights(dtype, rows, cols, 20 + h));
@@ -76,28 +80,27 @@ TEST(MatmulStacked, EqualsSeparateProductsOnOwnInputs) {
         for (int64_t n : {int64_t{1}, int64_t{3}, int64_t{17}, int64_t{40}}) {
           SCOPED_TRACE(dtype_name(dtype) + (pack ? " packed" : " rows") + " threads " + std::to_string(threads) +
                        " tokens " + std::to_string(n));
-          const int64_t stride = stacked_rows(n);
-          ASSERT_GE(stride, n);
-          // Padding rows hold NaN: they must never reach an output.
-          std::vector<float> x(static_cast<size_t>(heads * stride * cols), std::nanf(""));
+          std::vector<float> x(static_cast<size_t>(n * ldx), std::nanf(""));
+          std::vector<std::vector<float>> own;  // head h's rows, contiguous
           for (int h = 0; h < heads; ++h) {
-            const auto xh = testing::make_activations(n, cols, 40 + h);
-            std::copy(xh.begin(), xh.end(), x.begin() + h * stride * cols);
+            own.push_back(testing::make_activations(n, cols, 40 + h));
+            for (int64_t t = 0; t < n; ++t)
+              std::copy_n(own[h].data() + t * cols, cols, x.data() + t * ldx + h * head_stride);
           }
           const int64_t ldy = heads * rows + 3;
-          std::vector<float> stacked(static_cast<size_t>(n * ldy), -1.0f);
+          std::vector<float> side_by_side(static_cast<size_t>(n * ldy), -1.0f);
           std::vector<MatmulTask> tasks;
-          for (int h = 0; h < heads; ++h) tasks.push_back({&views[h], stacked.data() + h * rows, ldy});
-          matmul_stacked(tasks.data(), heads, x.data(), n, pool);
+          for (int h = 0; h < heads; ++h) tasks.push_back({&views[h], side_by_side.data() + h * rows, ldy});
+          matmul_heads(tasks.data(), heads, x.data(), ldx, head_stride, n, pool);
           for (int h = 0; h < heads; ++h) {
             std::vector<float> want(static_cast<size_t>(n * rows)), got(static_cast<size_t>(n * rows));
-            matmul(views[h], x.data() + h * stride * cols, n, want.data(), pool);
+            matmul(views[h], own[h].data(), n, want.data(), pool);
             for (int64_t t = 0; t < n; ++t)
-              std::copy_n(stacked.data() + t * ldy + h * rows, rows, got.data() + t * rows);
+              std::copy_n(side_by_side.data() + t * ldy + h * rows, rows, got.data() + t * rows);
             EXPECT_TRUE(same_bits(got, want)) << "head " << h;
           }
           for (int64_t t = 0; t < n; ++t)
-            for (int64_t pad = heads * rows; pad < ldy; ++pad) EXPECT_EQ(stacked[t * ldy + pad], -1.0f);
+            for (int64_t pad = heads * rows; pad < ldy; ++pad) EXPECT_EQ(side_by_side[t * ldy + pad], -1.0f);
         }
       }
     }
