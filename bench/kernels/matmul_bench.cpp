@@ -73,10 +73,12 @@ void register_all() {
 void register_panel_tile_benchmarks();  // panel_tile_bench.cpp
 void register_swiglu_benchmarks();      // swiglu_bench.cpp
 void register_pack_benchmarks();        // pack_bench.cpp
+void register_heads_benchmarks();       // heads_bench.cpp
 
 void register_benchmarks() {
   register_all();
   register_panel_tile_benchmarks();
   register_swiglu_benchmarks();
   register_pack_benchmarks();
+  register_heads_benchmarks();
 }
