@@ -11,8 +11,13 @@ Per rank and decode step of B sequences (each rank's share of them under DP atte
                                        MACs / (int8 peak x efficiency at its tokens per matrix))
        + collectives: per MoE layer a dispatch and a combine all-to-all (each token's hidden
          state to the ranks of its experts and back), under TP attention two all-reduces per
-         layer; each costs latency + bytes over the slowest link it crosses (the transfer part
-         checked under a rate cap in e2e_dist_collectives_netns: 0.95-1.05x).
+         layer; each costs its link traversals in sequence x the one-way latency + bytes over
+         the slowest link it crosses (the transfer part checked under a rate cap in
+         e2e_dist_collectives_netns: 0.95-1.05x). Traversals, as Open MPI's TCP transport makes
+         them (measured across an added delay, bench/scaleout/link_delay_sweep.py): an
+         all-reduce 2 steps, an all-to-all 1, and a step whose message to one peer is above the
+         64 KiB eager limit 3 traversals instead of 1 (the first fragment, the receiver's
+         answer, the rest).
 """
 import argparse
 
@@ -34,6 +39,7 @@ Q4_BYTES = 4.5 / 8  # Q4_0: 18 bytes per 32 weights
 # bound by unpacking the weights there; nothing below 6 was measured).
 MAC_EFFICIENCY = [(6, 0.20), (12, 0.30), (24, 0.30), (48, 0.37), (64, 0.62)]
 READ_EFFICIENCY = 0.50
+EAGER_LIMIT = 65536  # Open MPI's btl_tcp_eager_limit: larger messages wait for the receiver's answer
 
 
 def mac_efficiency(tokens):
@@ -55,15 +61,21 @@ def group_time(params, tokens, a):
     return max(read, macs)
 
 
-def collective_time(bytes_per_rank, servers, ranks, link_gbit, a):
-    """One collective where each rank sends bytes_per_rank spread evenly over the others."""
+def traversals(steps, message_bytes):
+    """Link trips one after the other of `steps` sequential sends of message_bytes to a peer."""
+    return steps * (1 if message_bytes <= EAGER_LIMIT else 3)
+
+
+def collective_time(bytes_per_rank, servers, ranks, link_gbit, a, trips):
+    """One collective where each rank sends bytes_per_rank spread evenly over the others, in
+    `trips` trips over the link one after the other (each costs the one-way latency)."""
     if ranks == 1:
         return 0.0
     remote = (ranks - ranks // servers) / (ranks - 1) if servers > 1 else 0.0  # share crossing servers
     per_server_out = bytes_per_rank * remote * (ranks // servers)               # the NIC is per server
     local = bytes_per_rank * (1 - remote)
-    t_net = (a.net_latency_us * 1e-6 + per_server_out / (link_gbit / 8 * 1e9)) if remote else 0.0
-    t_local = a.socket_latency_us * 1e-6 + local / (a.socket_link_gbs * 1e9)
+    t_net = (trips * a.net_latency_us * 1e-6 + per_server_out / (link_gbit / 8 * 1e9)) if remote else 0.0
+    t_local = trips * a.socket_latency_us * 1e-6 + local / (a.socket_link_gbs * 1e9)
     return max(t_net, t_local)
 
 
@@ -87,11 +99,11 @@ def step(batch, servers, link_gbit, attention, a):
     remote_ranks = ranks * (1 - (1 - 1 / ranks) ** TOP_K) * (ranks - 1) / ranks
     tokens_here = seqs if attention == "dp" else batch / ranks
     a2a = tokens_here * remote_ranks * HIDDEN * 2
-    comm = MOE_LAYERS * 2 * collective_time(a2a, servers, ranks, link_gbit, a)
+    comm = MOE_LAYERS * 2 * collective_time(a2a, servers, ranks, link_gbit, a, traversals(1, a2a / (ranks - 1)))
     sent = MOE_LAYERS * 2 * remote_ranks * HIDDEN * 2
     if attention == "tp":  # attention and dense/shared outputs all-reduced (ring: 2 (R-1)/R of the data)
         ar = batch * HIDDEN * 4 * 2 * (ranks - 1) / ranks
-        comm += LAYERS * 2 * collective_time(ar, servers, ranks, link_gbit, a)
+        comm += LAYERS * 2 * collective_time(ar, servers, ranks, link_gbit, a, traversals(2, batch * HIDDEN * 4))
         sent += LAYERS * 2 * HIDDEN * 4 * 2 * (ranks - 1) / ranks
     return t + comm, t, comm, sent
 
@@ -104,9 +116,9 @@ def main():
                    help="int8 dot-product peak of one socket, GMAC/s (96 cores x the 223 per core measured "
                         "here x 0.8 for all-core clocks)")
     p.add_argument("--socket-link-gbs", type=float, default=50.0, help="between the two sockets of a server, GB/s")
-    p.add_argument("--socket-latency-us", type=float, default=3.0)
+    p.add_argument("--socket-latency-us", type=float, default=3.0, help="one-way, between the sockets, us")
     p.add_argument("--net-latency-us", type=float, default=20.0,
-                   help="one collective's latency between servers over TCP, us")
+                   help="one-way latency of a message between servers over TCP, us")
     a = p.parse_args()
     print(f"weights per token: {(LAYERS * ATTN + DENSE_LAYERS * DENSE + MOE_LAYERS * (TOP_K + 1) * EXPERT + HEAD) / 1e9:.1f} G"
           f" active, {(LAYERS * ATTN + DENSE_LAYERS * DENSE + MOE_LAYERS * (EXPERTS + 1) * EXPERT + HEAD) * Q4_BYTES / 1e9:.0f} GB"

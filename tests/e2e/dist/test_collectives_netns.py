@@ -5,8 +5,8 @@ devices as between machines. Checks that
   - every collective gives checked results at 2 and 4 ranks (4: two per host);
   - the bytes really cross the devices: each host's interface receives at least the data
     the collective must deliver to it;
-  - with a bandwidth cap on the links (tc tbf: this kernel has no netem, so no added
-    delay), the time per call follows the step-time model of docs/scale-out.md:
+  - with a bandwidth cap on the links (tc tbf; test_link_delay.py adds a delay, as this
+    kernel has no netem), the time per call follows the step-time model of docs/scale-out.md:
     transfers in sequence x bytes into a host / link rate + the uncapped time, within
     the bounds below. The figures are printed for the docs.
 
