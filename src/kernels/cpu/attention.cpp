@@ -23,13 +23,13 @@ void prefetch_kv_chunk(const AttentionQueries& qs, const PagedKVLayer& kv, const
   // The heads' bytes, rounded up to whole Q8_0 blocks (at most one more than they span).
   const auto k_bytes = static_cast<int64_t>(kv_row_bytes(kv.dtype, int64_t{n_heads} * kv.k_head_dim));
   const auto v_bytes = static_cast<int64_t>(kv_row_bytes(kv.dtype, int64_t{n_heads} * kv.v_head_dim));
+  const KvHeadBytes k_at(kv.dtype, kv.k_row_stride, h0, kv.k_head_dim);
+  const KvHeadBytes v_at(kv.dtype, kv.v_row_stride, h0, kv.v_head_dim);
   for (int r = 0; r < n; ++r) {
-    const char* k =
-        static_cast<const char*>(kv.k) + kv_cache_byte_offset(kv.dtype, slots[r], kv.k_row_stride, h0, kv.k_head_dim);
+    const char* k = static_cast<const char*>(kv.k) + k_at.at(slots[r]);
     for (int64_t b = 0; b < k_bytes; b += 64) __builtin_prefetch(k + b, 0, 3);
     if (values_in_keys) continue;
-    const char* v =
-        static_cast<const char*>(kv.v) + kv_cache_byte_offset(kv.dtype, slots[r], kv.v_row_stride, h0, kv.v_head_dim);
+    const char* v = static_cast<const char*>(kv.v) + v_at.at(slots[r]);
     for (int64_t b = 0; b < v_bytes; b += 64) __builtin_prefetch(v + b, 0, 3);
   }
 }

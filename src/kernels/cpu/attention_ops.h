@@ -54,11 +54,16 @@ inline int64_t kv_cache_offset(int64_t slot, int64_t row_stride, int head, int h
 }
 
 // The byte of the array holding that first element (Q8_0: the start of its
-// 32-element block, whose scale comes first).
-inline int64_t kv_cache_byte_offset(DType dtype, int64_t slot, int64_t row_stride, int head, int head_dim) {
-  return slot * static_cast<int64_t>(kv_row_bytes(dtype, row_stride)) +
-         int64_t{head} * head_dim / block_size(dtype) * static_cast<int64_t>(block_bytes(dtype));
-}
+// 32-element block, whose scale comes first), for many slots: the dtype's
+// sizes (out of line) are looked up once, not once per row of a chunk.
+struct KvHeadBytes {
+  int64_t row_bytes;    // bytes from one slot to the next
+  int64_t head_offset;  // bytes from a slot's first byte to the head's
+  KvHeadBytes(DType dtype, int64_t row_stride, int head, int head_dim)
+      : row_bytes(static_cast<int64_t>(kv_row_bytes(dtype, row_stride))),
+        head_offset(int64_t{head} * head_dim / block_size(dtype) * static_cast<int64_t>(block_bytes(dtype))) {}
+  int64_t at(int64_t slot) const { return slot * row_bytes + head_offset; }
+};
 
 // slots[r] = cache slot of position first + r (r < n) through a block table.
 inline void chunk_slots(const std::vector<int32_t>& table, int block_size, int32_t first, int n, int64_t* slots) {

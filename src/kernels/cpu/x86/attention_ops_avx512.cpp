@@ -433,12 +433,12 @@ TileScratch init_scratch(const AttentionTile& t, int n_heads_item, int group) {
 // row 0, whose scores the kernels mask and whose values they weigh by 0 or skip.
 void cache_rows(const PagedKVLayer& kv, const int64_t* slots, int n_rows, int head, const uint8_t** k_rows,
                 const uint8_t** v_rows) {
+  const KvHeadBytes k_at(kv.dtype, kv.k_row_stride, head, kv.k_head_dim);
+  const KvHeadBytes v_at(kv.dtype, kv.v_row_stride, head, kv.v_head_dim);
   for (int r = 0; r < kKeysPerChunk; ++r) {
     const int64_t slot = slots[r < n_rows ? r : 0];
-    k_rows[r] = static_cast<const uint8_t*>(kv.k) +
-                kv_cache_byte_offset(kv.dtype, slot, kv.k_row_stride, head, kv.k_head_dim);
-    v_rows[r] = static_cast<const uint8_t*>(kv.v) +
-                kv_cache_byte_offset(kv.dtype, slot, kv.v_row_stride, head, kv.v_head_dim);
+    k_rows[r] = static_cast<const uint8_t*>(kv.k) + k_at.at(slot);
+    v_rows[r] = static_cast<const uint8_t*>(kv.v) + v_at.at(slot);
   }
 }
 
