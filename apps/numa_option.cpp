@@ -14,8 +14,9 @@ void add_numa_option(CLI::App& command, std::string& mode) {
   command.add_option("--numa", mode,
                      "NUMA placement: auto (under mpirun, each local rank on its own node: its CPUs and, preferred, its "
                      "memory; one process: unchanged), interleave (one process: memory spread over the nodes), "
-                     "isolate (one process: threads and memory on the node it started on) or off")
-      ->check(CLI::IsMember({"auto", "off", "interleave", "isolate"}))
+                     "isolate (one process: threads and memory on the node it started on), replicate (one process: "
+                     "a copy of the weights on each node, each thread pinned to one node and reading its copy) or off")
+      ->check(CLI::IsMember({"auto", "off", "interleave", "isolate", "replicate"}))
       ->capture_default_str();
 }
 

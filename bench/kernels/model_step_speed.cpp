@@ -2,6 +2,10 @@
 // of P tokens per sequence, then D decode steps of one token for each of B
 // sequences (greedy on the logits of the previous step). Prints tokens/s of the
 // prefill and of the decode phase; with --rounds R, R repetitions and medians.
+// Also the load's wall time and the resident memory after it. With
+// --replicate-slots N (N >= 2) the model loads as under --numa replicate with N
+// nodes, all of them this machine's node 0 and the allowed CPUs dealt out
+// among them: what replicating costs, measurable on a single-node machine.
 //
 //   model_step_speed --model models/SmolLM2-135M-Instruct.Q4_1.gguf --threads 2 --prompt 500 --decode 128 --batch 1
 #include <algorithm>
@@ -12,9 +16,11 @@
 #include <ctime>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/model.h"
+#include "util/numa_nodes.h"
 #include "util/thread_pool.h"
 
 namespace {
@@ -26,6 +32,7 @@ struct Options {
   int decode = 128;  // decode steps
   int batch = 1;     // sequences decoded together
   int rounds = 1;
+  int replicate_slots = 0;  // > 1: a node layout of that many slots on node 0
 };
 
 Options parse(int argc, char** argv) {
@@ -39,6 +46,7 @@ Options parse(int argc, char** argv) {
     else if (k == "--decode") o.decode = std::atoi(v);
     else if (k == "--batch") o.batch = std::atoi(v);
     else if (k == "--rounds") o.rounds = std::atoi(v);
+    else if (k == "--replicate-slots") o.replicate_slots = std::atoi(v);
     else {
       std::fprintf(stderr, "unknown option %s\n", k.c_str());
       std::exit(2);
@@ -126,6 +134,32 @@ Result run_once(db::Model& model, db::ThreadPool& pool, const Options& o) {
   return {n_prefill / prefill_s, n_decode / decode_s, n_prefill / prefill_cpu, n_decode / decode_cpu};
 }
 
+// Slots on node 0, the allowed CPUs dealt out among them (a CPU shared when there are fewer).
+std::vector<db::NodeCpus> slots_on_node0(int n) {
+  const std::vector<int> cpus = db::this_thread_cpus();
+  std::vector<db::NodeCpus> slots(static_cast<size_t>(n));
+  for (size_t i = 0; i < std::max(cpus.size(), slots.size()); ++i)
+    slots[i % slots.size()].cpus.push_back(cpus[i % cpus.size()]);
+  for (db::NodeCpus& s : slots) {
+    std::sort(s.cpus.begin(), s.cpus.end());
+    s.cpus.erase(std::unique(s.cpus.begin(), s.cpus.end()), s.cpus.end());
+  }
+  return slots;
+}
+
+// The process's resident memory now and at its peak, in MiB (/proc/self/status).
+std::pair<double, double> rss_mib() {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  double now = 0, peak = 0;
+  char line[256];
+  while (f != nullptr && std::fgets(line, sizeof(line), f) != nullptr) {
+    if (std::strncmp(line, "VmRSS:", 6) == 0) now = std::atof(line + 6) / 1024;
+    if (std::strncmp(line, "VmHWM:", 6) == 0) peak = std::atof(line + 6) / 1024;
+  }
+  if (f != nullptr) std::fclose(f);
+  return {now, peak};
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -135,8 +169,13 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
+  if (o.replicate_slots > 1) db::install_node_layout(slots_on_node0(o.replicate_slots));
+  const auto load0 = std::chrono::steady_clock::now();
   db::ThreadPool pool(o.threads);
   auto model = db::load_model(o.model, &pool);
+  const auto [rss, peak] = rss_mib();
+  std::printf("load %.3f s, RSS %.1f MiB (peak %.1f MiB), replicate slots %d\n", seconds_since(load0), rss, peak,
+              o.replicate_slots > 1 ? o.replicate_slots : 0);
   std::vector<double> pre, dec, pre_cpu, dec_cpu;
   for (int r = 0; r < o.rounds; ++r) {
     const Result res = run_once(*model, pool, o);

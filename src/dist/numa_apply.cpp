@@ -30,6 +30,7 @@ void apply_numa_placement(const NumaPlacement& p) {
       throw Error(std::string("NUMA placement: ") + e.what());
     }
   }
+  if (!p.replicas.empty()) install_node_layout(p.replicas);
   if (p.memory == MemoryPolicy::Default) return;
   unsigned long mask[kMaskWords] = {};
   for (int n : p.memory_nodes) {

@@ -10,7 +10,9 @@ namespace db::dist {
 // policy (set_mempolicy), which governs the anonymous memory it and its later
 // threads touch and the model file's pages read into the page cache from then
 // on (pages already cached stay on whichever node holds them). Throws db::Error
-// with the system's reason when the kernel refuses either.
+// with the system's reason when the kernel refuses either. Replicate's node
+// layout is installed (util/numa_nodes.h): pools started afterwards spread their
+// workers over its nodes, and the calling thread is pinned to the first.
 void apply_numa_placement(const NumaPlacement& placement);
 
 // The calling thread's memory policy as set_mempolicy left it, and its nodes:

@@ -13,7 +13,8 @@ NumaMode numa_mode_from_name(const std::string& name) {
   if (name == "off") return NumaMode::Off;
   if (name == "interleave") return NumaMode::Interleave;
   if (name == "isolate") return NumaMode::Isolate;
-  throw Error("--numa must be auto, off, interleave or isolate, got '" + name + "'");
+  if (name == "replicate") return NumaMode::Replicate;
+  throw Error("--numa must be auto, off, interleave, isolate or replicate, got '" + name + "'");
 }
 
 namespace {
@@ -70,6 +71,17 @@ std::vector<int> cpu_share(const std::vector<int>& cpus, int index, int parts) {
   return {cpus.begin() + b, cpus.begin() + e};
 }
 
+const char* mode_name(NumaMode mode) {
+  switch (mode) {
+    case NumaMode::Auto: return "auto";
+    case NumaMode::Off: return "off";
+    case NumaMode::Interleave: return "interleave";
+    case NumaMode::Isolate: return "isolate";
+    case NumaMode::Replicate: return "replicate";
+  }
+  return "?";
+}
+
 }  // namespace
 
 LocalRank launched_local_rank() {
@@ -91,15 +103,18 @@ NumaPlacement plan_numa_placement(const NumaTopology& topology, const std::vecto
     p.description = "NUMA: --numa off, threads and memory left to the OS";
     return p;
   }
-  if (local.size > 1 && (mode == NumaMode::Interleave || mode == NumaMode::Isolate))
-    throw Error(std::string("--numa ") + (mode == NumaMode::Interleave ? "interleave" : "isolate") +
-                " places one process; this is one of " + std::to_string(local.size) +
+  if (local.size > 1 && mode != NumaMode::Auto)
+    throw Error(std::string("--numa ") + mode_name(mode) + " places one process; this is one of " +
+                std::to_string(local.size) +
                 " processes of the job on this machine, each placed on its own node by --numa auto");
   const std::vector<UsableNode> nodes = usable_nodes(topology, allowed);
   if (nodes.empty()) throw Error("NUMA: no node holds any of the CPUs this process may use (" + cpu_text(allowed) + ")");
   const auto n_nodes = static_cast<int>(nodes.size());
   if (n_nodes == 1) {
-    p.description = "NUMA: one node with usable CPUs, nothing to place";
+    p.description = mode == NumaMode::Replicate
+                        ? "NUMA: --numa replicate on one node with usable CPUs: one copy of the weights, the same as "
+                          "--numa off"
+                        : "NUMA: one node with usable CPUs, nothing to place";
     return p;
   }
   const std::string of_nodes = " of " + std::to_string(n_nodes) + " nodes";
@@ -107,8 +122,9 @@ NumaPlacement plan_numa_placement(const NumaTopology& topology, const std::vecto
     case NumaMode::Auto: {
       if (local.size == 1) {
         p.description = "NUMA: " + std::to_string(n_nodes) +
-                        " nodes, one process: memory stays where it is first touched (--numa interleave spreads it; "
-                        "one rank per node under mpirun places each)";
+                        " nodes, one process: memory stays where it is first touched (--numa interleave spreads it, "
+                        "--numa replicate copies the weights to each node; one rank per node under mpirun places "
+                        "each)";
         return p;
       }
       const int node = local.rank * n_nodes / local.size;
@@ -141,6 +157,17 @@ NumaPlacement plan_numa_placement(const NumaTopology& topology, const std::vecto
       p.memory_nodes = {u->id};
       p.description = "NUMA: isolated on node " + std::to_string(u->id) + of_nodes + ", CPUs " + cpu_text(p.cpus) +
                       ", memory preferred there";
+      return p;
+    }
+    case NumaMode::Replicate: {
+      std::vector<int> ids;
+      for (const UsableNode& u : nodes) {
+        p.replicas.push_back({u.id, u.cpus});
+        ids.push_back(u.id);
+      }
+      p.description = "NUMA: --numa replicate: a copy of the weights on each of nodes " + cpu_text(ids) +
+                      ", thread pool workers spread over them (CPUs " + cpu_text(allowed) +
+                      "), this thread on node " + std::to_string(ids.front()) + "; the KV cache is not replicated";
       return p;
     }
     case NumaMode::Off:

@@ -17,19 +17,26 @@
 //    average instead of one node's; threads stay on every allowed CPU.
 //  - isolate (one process): threads and memory (preferred) on the node the
 //    process started on.
+//  - replicate (one process): a copy of the weights the matmuls read on every
+//    node with usable CPUs, the thread pools' workers spread over those nodes
+//    (pinned one node each), each reading its own node's copy
+//    (kernels/weight_replicas.h); the calling thread is pinned to the first
+//    node, whose copy is the original. Memory otherwise as auto (first touch).
 //  - off: nothing changes.
-// On a machine with one usable node every mode changes nothing.
+// On a machine with one usable node every mode changes nothing (the start-up
+// line says so for replicate).
 #pragma once
 #include <string>
 #include <vector>
 
 #include "dist/numa_topology.h"
+#include "util/numa_nodes.h"
 
 namespace db::dist {
 
-enum class NumaMode { Auto, Off, Interleave, Isolate };
+enum class NumaMode { Auto, Off, Interleave, Isolate, Replicate };
 
-// "auto", "off", "interleave", "isolate"; throws db::Error naming the choices.
+// "auto", "off", "interleave", "isolate", "replicate"; throws db::Error naming the choices.
 NumaMode numa_mode_from_name(const std::string& name);
 
 // This process among the job's processes on this machine.
@@ -49,14 +56,15 @@ struct NumaPlacement {
   std::vector<int> cpus;  // the CPUs the process's threads may run on; empty: unchanged
   MemoryPolicy memory = MemoryPolicy::Default;
   std::vector<int> memory_nodes;  // Preferred: one node; Interleave: two or more
+  std::vector<NodeCpus> replicas;  // replicate: the node layout (util/numa_nodes.h), two or more nodes
   std::string description;        // one line for the start-up log
 
-  bool changes_anything() const { return !cpus.empty() || memory != MemoryPolicy::Default; }
+  bool changes_anything() const { return !cpus.empty() || memory != MemoryPolicy::Default || !replicas.empty(); }
 };
 
 // The placement for `mode`. allowed: the CPUs the process may use (ascending);
 // current_cpu: the CPU it runs on now (isolate's node). Throws db::Error for
-// interleave or isolate asked of one of several local processes (each is then
+// interleave, isolate or replicate asked of one of several local processes (each is then
 // placed on its own node by auto), and when no node holds an allowed CPU.
 NumaPlacement plan_numa_placement(const NumaTopology& topology, const std::vector<int>& allowed, NumaMode mode,
                                   LocalRank local, int current_cpu);

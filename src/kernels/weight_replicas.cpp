@@ -33,7 +33,8 @@ struct WeightReplicas::Table {
 
   // The copy for `slot` of [p, p + n), or null when no range holds it whole.
   const uint8_t* find(uintptr_t p, size_t n, int slot) const {
-    auto it = std::upper_bound(ranges.begin(), ranges.end(), p, [](uintptr_t x, const Range& r) { return x < r.begin; });
+    auto it =
+        std::upper_bound(ranges.begin(), ranges.end(), p, [](uintptr_t x, const Range& r) { return x < r.begin; });
     if (it == ranges.begin()) return nullptr;
     --it;
     if (p - it->begin > it->bytes || n > it->bytes - (p - it->begin)) return nullptr;

@@ -276,6 +276,7 @@ DeepseekWeights load_deepseek_weights(const ModelSource& src, const ModelConfig&
   for (int l = 0; l < c.n_layers; ++l) w.layers.push_back(load_layer(src, c, l, c.moe.is_moe_layer(l), w, prepare, shard, experts));
   load_output_head(src, c, prepare, w);
   report_prepared_weights(src, w.packed, start, w.built_matrices);
+  replicate_weights(src, w);
   return w;
 }
 

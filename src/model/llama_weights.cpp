@@ -104,6 +104,7 @@ LlamaWeights load_llama_weights(const ModelSource& src, const ModelConfig& c, Th
   for (int l = 0; l < c.n_layers; ++l) w.layers.push_back(loader.load(l));
   load_output_head(src, c, prepare, w);
   report_prepared_weights(src, w.packed, start);
+  replicate_weights(src, w);
   return w;
 }
 

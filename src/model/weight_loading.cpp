@@ -8,6 +8,7 @@
 #include "kernels/matmul.h"
 #include "model/model_source.h"
 #include "util/error.h"
+#include "util/numa_nodes.h"
 
 namespace db {
 
@@ -84,6 +85,30 @@ void report_prepared_weights(const ModelSource& src, const kernels::PackedWeight
   if (how.empty()) how = "every matrix used as stored";
   std::fprintf(stderr, "%s: weights ready in %.2f s: %s for %s\n", src.path().c_str(), s, how.c_str(),
                cpu_features().level_name.c_str());
+}
+
+void replicate_weights(const ModelSource& src, DecoderGlobalWeights& w) {
+  const std::vector<NodeCpus> slots = node_layout();
+  if (slots.empty()) return;
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<int> nodes;
+  std::string names;
+  for (const NodeCpus& slot : slots) {
+    nodes.push_back(slot.memory_node);
+    names += (names.empty() ? "" : ",") + std::to_string(slot.memory_node);
+  }
+  w.replicas = kernels::WeightReplicas(w.packed.handed_out(), nodes);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double mib = static_cast<double>(w.replicas.bytes_per_copy()) / (1 << 20);
+  std::string unmoved;
+  if (w.replicas.originals_not_moved() > 0)
+    unmoved = "; " + std::to_string(w.replicas.originals_not_moved()) + " of the original's " +
+              std::to_string(w.replicas.ranges()) + " ranges stay where they are (the kernel would not move them)";
+  std::fprintf(stderr,
+               "%s: NUMA replicate: the weights the matmuls read (%.1f MiB) on each of nodes %s, one copy per node "
+               "after the first (which reads the original), made in %.2f s: +%.1f MiB (weights x (nodes - 1))%s\n",
+               src.path().c_str(), mib, names.c_str(), s, mib * static_cast<double>(slots.size() - 1),
+               unmoved.c_str());
 }
 
 void load_token_embedding(const ModelSource& src, const ModelConfig& c, DecoderGlobalWeights& w) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/packed_weights.h"
+#include "kernels/weight_replicas.h"
 #include "model/config.h"
 #include "tensor/tensor.h"
 #include "util/thread_pool.h"
@@ -22,6 +23,9 @@ struct DecoderGlobalWeights {
   std::vector<float> output_norm;     // [hidden]
   TensorView output;                  // {vocab, hidden}; the token embedding when tied
   kernels::PackedWeightStore packed;  // owns the repacked matrices the views may point into
+  // --numa replicate: copies of what `packed` handed out, one per further node
+  // (destroyed before the store, whose matrices it lists).
+  kernels::WeightReplicas replicas;
 };
 
 // Throws db::Error naming the file and the tensor (`stored`, its name in the file)
@@ -55,6 +59,13 @@ struct MatrixPreparer {
 // load, and `built` matrices computed from others (MLA's W_UK^T from attn_kv_b).
 void report_prepared_weights(const ModelSource& src, const kernels::PackedWeightStore& packed,
                              std::chrono::steady_clock::time_point start, int64_t built = 0);
+
+// Under --numa replicate (a node layout of two or more nodes: util/numa_nodes.h)
+// copies every matrix w.packed handed out onto each further node of the layout
+// (kernels/weight_replicas.h) and prints the nodes and the memory it took;
+// nothing without a layout. Matrices prepared later (an MTP module loaded on
+// first use) are read from the original by every thread.
+void replicate_weights(const ModelSource& src, DecoderGlobalWeights& w);
 
 // Loads token_embd (kept in place: its rows are looked up, never released).
 void load_token_embedding(const ModelSource& src, const ModelConfig& c, DecoderGlobalWeights& w);

@@ -432,7 +432,8 @@ void matmul_swiglu(const TensorView& gate, const TensorView& up, const float* X,
     const auto* up0 = static_cast<const uint8_t*>(up.data);
     const auto local_up = [&] { return local_weights(up0, up.nbytes()); };
     if (g.expanded != nullptr && g.expanded->expanded_swiglu != nullptr) {
-      pool.parallel_chunks(g.n_chunks, [&](int64_t c) { run_expanded_chunk(on_this_node(g), n_tokens, c, local_up()); });
+      pool.parallel_chunks(g.n_chunks,
+                           [&](int64_t c) { run_expanded_chunk(on_this_node(g), n_tokens, c, local_up()); });
       return;
     }
     pool.parallel_chunks(g.n_chunks, [&](int64_t c) {

@@ -89,7 +89,8 @@ TEST(NumaPlacement, ParsesModes) {
   EXPECT_EQ(numa_mode_from_name("off"), NumaMode::Off);
   EXPECT_EQ(numa_mode_from_name("interleave"), NumaMode::Interleave);
   EXPECT_EQ(numa_mode_from_name("isolate"), NumaMode::Isolate);
-  EXPECT_THROW(numa_mode_from_name("replicate"), Error);
+  EXPECT_EQ(numa_mode_from_name("replicate"), NumaMode::Replicate);
+  EXPECT_THROW(numa_mode_from_name("spread"), Error);
 }
 
 TEST(NumaPlacement, OneRankPerSocketTakesItsSocket) {
@@ -160,6 +161,53 @@ TEST(NumaPlacement, OneProcess) {
   EXPECT_THROW(plan_numa_placement(t, allowed, NumaMode::Interleave, {0, 2}, 0), Error);
   EXPECT_THROW(plan_numa_placement(t, allowed, NumaMode::Isolate, {1, 2}, 0), Error);
   EXPECT_FALSE(plan_numa_placement(t, allowed, NumaMode::Off, {1, 2}, 0).changes_anything());
+}
+
+// replicate: one copy of the weights per node with usable CPUs (slot 0 the
+// first), the process's CPUs unchanged (the pools' workers spread over the
+// nodes: util/numa_nodes.h), memory left to first touch.
+TEST(NumaPlacement, ReplicateCopiesTheWeightsToEveryNodeWithCpus) {
+  NumaTopology t = two_sockets();
+  t.nodes.push_back({2, {}, 256ull << 30});  // memory-only: no copy, no thread
+  const NumaPlacement p = plan_numa_placement(t, range(0, 32), NumaMode::Replicate, {}, 27);
+  EXPECT_TRUE(p.changes_anything());
+  ASSERT_EQ(p.replicas.size(), 2u);
+  EXPECT_EQ(p.replicas[0].memory_node, 0);
+  EXPECT_EQ(p.replicas[0].cpus, t.nodes[0].cpus);
+  EXPECT_EQ(p.replicas[1].memory_node, 1);
+  EXPECT_EQ(p.replicas[1].cpus, t.nodes[1].cpus);
+  EXPECT_TRUE(p.cpus.empty());
+  EXPECT_EQ(p.memory, MemoryPolicy::Default);
+  EXPECT_NE(p.description.find("a copy of the weights on each of nodes 0-1"), std::string::npos) << p.description;
+  EXPECT_NE(p.description.find("KV cache is not replicated"), std::string::npos) << p.description;
+  // Four nodes, a cpuset leaving CPUs on nodes 1 and 3 only: those two, with just those CPUs.
+  NumaTopology four;
+  for (int n = 0; n < 4; ++n) four.nodes.push_back({n, range(4 * n, 4 * n + 4), 0});
+  const NumaPlacement q = plan_numa_placement(four, {5, 6, 13}, NumaMode::Replicate, {}, 5);
+  ASSERT_EQ(q.replicas.size(), 2u);
+  EXPECT_EQ(q.replicas[0].memory_node, 1);
+  EXPECT_EQ(q.replicas[0].cpus, (std::vector<int>{5, 6}));
+  EXPECT_EQ(q.replicas[1].memory_node, 3);
+  EXPECT_EQ(q.replicas[1].cpus, (std::vector<int>{13}));
+}
+
+TEST(NumaPlacement, ReplicateOnOneNodeIsOffAndOneOfSeveralRanksIsRefused) {
+  NumaTopology t = two_sockets();
+  t.nodes.push_back({2, {}, 256ull << 30});
+  const NumaPlacement one = plan_numa_placement(t, range(8, 16), NumaMode::Replicate, {}, 8);
+  EXPECT_FALSE(one.changes_anything());
+  EXPECT_NE(one.description.find("--numa replicate on one node with usable CPUs: one copy of the weights, the same "
+                                 "as --numa off"),
+            std::string::npos)
+      << one.description;
+  try {
+    plan_numa_placement(t, range(0, 32), NumaMode::Replicate, {1, 2}, 0);
+    FAIL() << "replicate accepted for one of two ranks";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--numa replicate places one process; this is one of 2 processes"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(NumaPlacement, LocalRankFromTheLauncher) {
