@@ -3,18 +3,23 @@
 // decoding gives bit for bit the tokens and logits of a model loaded without
 // one. This machine may have a single node: the layout puts two slots on its
 // node 0 (one CPU each), and a poisoned copy shows that the threads of slot 1
-// really read theirs. Runs the default model (dense) and the tiny DeepSeek-V3
-// fixture (MoE: the routed experts' products).
+// really read theirs. Runs the default model (dense, repacked at load) and the
+// tiny DeepSeek-V3 fixture (MoE: the routed experts' products), also from a
+// pre-packed file (matrices read in place from the mapping).
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "default_model.h"
 #include "kernels/weight_replicas.h"
+#include "model/gguf_pack.h"
 #include "model/model.h"
 #include "model_test_util.h"
+#include "scratch_dir.h"
+#include "util/cpu_features.h"
 #include "util/numa_nodes.h"
 
 namespace db::test {
@@ -38,12 +43,20 @@ struct Case {
   std::string name;
   std::string path;
   std::vector<int32_t> prompt;
+  std::shared_ptr<ScratchDir> dir;  // holds a pre-packed copy
 };
 
 Case case_named(const std::string& name) {
-  if (name == "smollm2") return {name, kDefaultModelPath, {1, 504, 3575, 282, 4649, 314}};
+  if (name == "smollm2") return {name, kDefaultModelPath, {1, 504, 3575, 282, 4649, 314}, nullptr};
   const Fixture f = load_fixture("deepseek_v3_tiny");
-  return {name, fixture_model_path(f, "q8_0"), f.sequences[0]};
+  Case c{name, fixture_model_path(f, "q8_0"), f.sequences[0], nullptr};
+  if (name == "deepseek_v3_tiny_packed") {
+    c.dir = std::make_shared<ScratchDir>("numa_replicate");
+    const std::string packed = c.dir->file("packed.gguf");
+    pack_gguf(c.path, packed, cpu_features().level);
+    c.path = packed;
+  }
+  return c;
 }
 
 class NumaReplicateTest : public ::testing::TestWithParam<std::string> {
@@ -88,7 +101,7 @@ TEST_P(NumaReplicateTest, GreedyOutputIsBitIdenticalAndEachSlotReadsItsCopy) {
   EXPECT_TRUE(kernels::replicated_ranges(1).empty()) << "the unloaded model's copies are still registered";
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, NumaReplicateTest, ::testing::Values("smollm2", "deepseek_v3_tiny"),
+INSTANTIATE_TEST_SUITE_P(Models, NumaReplicateTest, ::testing::Values("smollm2", "deepseek_v3_tiny", "deepseek_v3_tiny_packed"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace
