@@ -13,6 +13,9 @@
 //   kernels_attention_bench --benchmark_filter='x8192Qwen.*/t2'
 //
 //   kernels_attention_bench --benchmark_filter='Prefill512/avx512'
+//
+// ChunkAt7000/rows{R}: a prompt chunk of R rows at position 7,000 (CPU time per
+// row and position as a counter).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -21,6 +24,8 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#include <sys/resource.h>
 
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/attention_kv_write.h"
@@ -187,6 +192,27 @@ Problem decode_8k(HeadLayout layout, DType dtype, int batch, bool shared) {
                  layout, dtype, shared);
 }
 
+// A prompt chunk of `rows` rows at position 7,000 (an 8,000-token prompt's
+// prefill late in its course), two threads: how the work per row and position
+// grows as chunks shrink. cpu_ns_per_row_position counts both threads' CPU time.
+void register_deep_chunks() {
+  for (int rows : {1, 2, 4, 7, 16, 64, 512}) {
+    const std::string name = "ChunkAt7000/rows" + std::to_string(rows) + "/avx512/t2";
+    benchmark::RegisterBenchmark(name.c_str(), [rows](benchmark::State& state) {
+      static std::map<int, Problem> problems;
+      const Problem& p = problems.try_emplace(rows, std::vector<int>{7000}, std::vector<int>{rows}).first->second;
+      rusage before{}, after{};
+      getrusage(RUSAGE_SELF, &before);
+      run(state, p, IsaLevel::Avx512, 2);
+      getrusage(RUSAGE_SELF, &after);
+      const double cpu_s = static_cast<double>(after.ru_utime.tv_sec - before.ru_utime.tv_sec) +
+                           1e-6 * static_cast<double>(after.ru_utime.tv_usec - before.ru_utime.tv_usec);
+      state.counters["cpu_ns_per_row_position"] =
+          cpu_s * 1e9 / (static_cast<double>(state.iterations()) * rows * 7000.0);
+    })->Unit(benchmark::kMicrosecond);
+  }
+}
+
 // Decode at 8k per cache type: B sequences, shared or distinct prompts; the
 // Qwen 1.5B layout and DeepSeek-V2-Lite's latent (one layer's attention).
 void register_8k() {
@@ -220,6 +246,7 @@ void register_8k() {
 
 void register_all() {
   register_8k();
+  register_deep_chunks();
   for (IsaLevel isa : {IsaLevel::Scalar, IsaLevel::Avx2, IsaLevel::Avx512}) {
     for (int t : {1, 2}) {
       const std::string suffix = std::string("/") + db::isa_name(isa) + "/t" + std::to_string(t);

@@ -16,13 +16,22 @@ sched/prefill_cost.h), so the bounds hold at every depth:
   - every short request sent during the prefill finishes within SHORT_BOUND_FULL_STEPS
     full steps plus a decode step per token: it waits for at most one full step in
     flight, then runs its 5 steps beside capped chunks (2.5-5.8 full steps measured,
-    the most on a machine busy with other work; by tokens alone, short requests deep
-    in the prefill took 12-29 full steps: tests/README.md);
+    the most on a machine busy with other work, 7.1 once at load ~9 beside a build;
+    by tokens alone, short requests deep in the prefill took 12-37 full steps:
+    tests/README.md);
   - the long prompt is not starved: its prefill ends within LONG_BOUND_FULL_STEPS full
     steps although it now shares its steps with many more short requests (70-260
     measured, by tokens alone 70-175; the paired before/after times are in
     tests/README.md, as a single run on a shared machine cannot tell 1.2x apart);
-  - a short request's greedy text is the same as when it runs alone."""
+  - a short request's greedy text is the same as when it runs alone.
+
+Neither bound is as tight as the issue's targets (worst short under 1 s, about 6 full
+steps of a quiet machine; the prefill within 1.2x of the tokens-priced one, about 180
+full steps): on a busy 2-core machine the full steps measured before and after the
+prefill understate the steps during it, so one run at load ~9 beside a build took 7.1
+full steps for its worst short request and 590 full steps for the prefill (over this
+bound). The paired runs in tests/README.md judge the targets; this test guards against
+starvation and a return to pricing by tokens."""
 import http.client
 import json
 import os
