@@ -92,7 +92,8 @@ void attention_tile_by_query(const AttentionOps& ops, const AttentionTile& tile)
 
 namespace {
 
-constexpr int32_t kRowsPerTile = 16;            // query rows (tokens) of one sequence per work item
+constexpr int32_t kRowsPerTile = 16;            // query rows (tokens) of one sequence per work item, at most
+constexpr int32_t kQueriesPerTile = 256;        // rows x query heads of one kv head per item, at most
 constexpr int kTilesPerThreadForWholeRows = 4;  // row tiles per thread from which an item takes all kv heads
 
 // Checks every position each sequence's queries can reach against its block table.
@@ -144,19 +145,26 @@ int32_t cost_class(int32_t key_positions, int32_t rows) {
   return static_cast<int32_t>(std::bit_width(chunks * static_cast<uint32_t>(rows)));
 }
 
-// ws.items: one per (sequence, tile of rows, kv heads), covering all its spans.
+// Query rows per item: fewer for wide groups (MLA's latent: 64-128 query heads
+// on one kv head), so that a tile's per-query scratch stays within L2 (at 16
+// rows x 128 heads it was 9 MB). A query's keys, chunks and spans do not depend
+// on its tile, so neither do its results.
+int32_t rows_per_tile(int group) { return std::clamp(kQueriesPerTile / group, 1, kRowsPerTile); }
+
+// ws.items: one per (sequence, tile of `rows` rows, kv heads), covering all its spans.
 // Returns the kv heads per item.
-int build_items(const AttentionQueries& qs, const PagedKVLayer& kv, AttentionWorkspace& ws, int n_threads) {
+int build_items(const AttentionQueries& qs, const PagedKVLayer& kv, AttentionWorkspace& ws, int n_threads,
+                int32_t rows) {
   ws.items.clear();
   // An item takes all kv heads of its rows (whose cache rows are then read
   // contiguously) when there are enough tiles to keep the threads busy, else one.
   int64_t n_tiles = 0;
   for (int32_t s = 0; s < qs.n_seqs; ++s)
-    n_tiles += (qs.query_start[s + 1] - qs.query_start[s] + kRowsPerTile - 1) / kRowsPerTile;
+    n_tiles += (qs.query_start[s + 1] - qs.query_start[s] + rows - 1) / rows;
   const int heads_per_item = n_tiles >= int64_t{kTilesPerThreadForWholeRows} * n_threads ? kv.n_kv_heads : 1;
   for (int32_t s = 0; s < qs.n_seqs; ++s)
-    for (int32_t b = qs.query_start[s]; b < qs.query_start[s + 1]; b += kRowsPerTile) {
-      const int32_t e = std::min(b + kRowsPerTile, qs.query_start[s + 1]);
+    for (int32_t b = qs.query_start[s]; b < qs.query_start[s + 1]; b += rows) {
+      const int32_t e = std::min(b + rows, qs.query_start[s + 1]);
       int32_t max_pos = 0;
       for (int32_t t = b; t < e; ++t) max_pos = std::max(max_pos, qs.positions[t]);
       for (int32_t h = 0; h < kv.n_kv_heads; h += heads_per_item)
@@ -246,7 +254,8 @@ void paged_attention_isa(IsaLevel level, const AttentionQueries& qs, const Paged
                          AttentionWorkspace& ws, ThreadPool& pool) {
   validate(qs, kv);
   const int group = qs.n_heads / kv.n_kv_heads;
-  const int heads_per_item = build_items(qs, kv, ws, pool.size());
+  const int32_t rows = rows_per_tile(group);
+  const int heads_per_item = build_items(qs, kv, ws, pool.size(), rows);
   if (ws.items.empty()) return;
   split_spans(ws, pool.size(), group, kv.v_head_dim);
   // Heaviest first, by powers of two so that items of similar cost (such as a
@@ -257,9 +266,9 @@ void paged_attention_isa(IsaLevel level, const AttentionQueries& qs, const Paged
   });
 
   const size_t scratch =
-      tile_scratch_floats(kRowsPerTile, heads_per_item, group, kv.k_head_dim, kv.v_head_dim) +
+      tile_scratch_floats(rows, heads_per_item, group, kv.k_head_dim, kv.v_head_dim) +
       16;  // + room to align to 64 bytes
-  const size_t index = 2 * static_cast<size_t>(kRowsPerTile) * static_cast<size_t>(heads_per_item * group);
+  const size_t index = 2 * static_cast<size_t>(rows) * static_cast<size_t>(heads_per_item * group);
   const size_t records = index * static_cast<size_t>(span_record_floats(kv.v_head_dim));  // two record sets
   ws.threads.resize(static_cast<size_t>(pool.size()));
   for (auto& t : ws.threads) {  // grow only: no allocation once warmed up

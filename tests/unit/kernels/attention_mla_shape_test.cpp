@@ -3,7 +3,8 @@
 //  - separate K and V arrays whose heads differ in width (and whose slots may
 //    be padded apart);
 //  - the latent layout of MLA's weight-absorbed form: one kv head whose value
-//    is the prefix of its key row (V aliases K), query heads in groups of 16.
+//    is the prefix of its key row (V aliases K), query heads in groups of 4
+//    to 128 (the widest take tiles of fewer query rows).
 // Each is checked against a double-precision reference computed from the
 // source vectors (not from the cache layout), the vector levels against the
 // scalar level, and, in the latent layout, for batch invariance: a query's
@@ -239,6 +240,8 @@ INSTANTIATE_TEST_SUITE_P(
         Shape{16, 1, 72, 64, true, 0, 0, DType::F16}, Shape{16, 1, 72, 64, true, 0, 0, DType::BF16},
         Shape{16, 1, 72, 64, true, 0, 0, DType::F32}, Shape{4, 1, 40, 24, true, 0, 0, DType::F16},
         Shape{32, 1, 72, 64, true, 0, 0, DType::BF16},
+        // V3's 128 and Kimi-K2's 64 heads on the latent: tiles of 2 and 4 query rows
+        Shape{128, 1, 72, 64, true, 0, 0, DType::F16}, Shape{64, 1, 40, 24, true, 0, 0, DType::Q8_0},
         // Q8_0: heads inside and across 32-element blocks, padded slots, the latent layout
         Shape{8, 2, 72, 40, false, 0, 0, DType::Q8_0}, Shape{6, 3, 32, 48, false, 8, 0, DType::Q8_0},
         Shape{16, 1, 72, 64, true, 0, 0, DType::Q8_0}, Shape{4, 1, 40, 24, true, 0, 0, DType::Q8_0}));
@@ -287,6 +290,12 @@ void check_latent_invariance(const Shape& shape, const std::vector<int>& ctx, co
 TEST(AttentionMlaShape, LatentBatchInvariance) {
   for (DType dtype : {DType::F16, DType::BF16, DType::F32, DType::Q8_0})
     check_latent_invariance(Shape{16, 1, 72, 64, true, 0, 0, dtype}, {600, 300, 45}, {0, 255, 256, 257, 511, 599});
+}
+
+// 128 heads on the latent take tiles of 2 query rows (attention.cpp): a query's
+// bits still do not depend on its batch or its tile's neighbours.
+TEST(AttentionMlaShape, LatentBatchInvarianceWideGroup) {
+  check_latent_invariance(Shape{128, 1, 72, 64, true, 0, 0, DType::F16}, {300, 70, 20}, {255, 256, 299});
 }
 
 TEST(AttentionMlaShape, LatentBatchInvarianceRealWidths) {
