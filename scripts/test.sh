@@ -60,9 +60,10 @@ stage "all tests (Release)"
 ctest --test-dir build --output-on-failure -j"$jobs" --timeout 900
 
 stage "sanitizer build (ASan + UBSan)"
-# No Python extension here (the stage runs none of its tests), so nothing is compiled -fPIC.
+# No Python extension here (the stage runs none of its tests), so nothing is compiled -fPIC;
+# no CUDA kernels either (the sanitizers do not see device code; the Release build has them).
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDB_SANITIZE=ON -DDB_BUILD_TESTS=ON \
-  -DDB_BUILD_PYTHON=OFF >/dev/null
+  -DDB_BUILD_PYTHON=OFF -DDB_CUDA=OFF >/dev/null
 ninja -C build-asan -j"$jobs" sanitizer_suite  # only what the unit|asan tests run
 
 stage "unit tests and the server bad-input test under ASan + UBSan"

@@ -1,0 +1,109 @@
+// Decoding of the file's block layouts (kernels/quant_blocks.h) and of the KV cache's
+// element types, shared by the CUDA kernels and, compiled for the host, by the test
+// that checks it against kernels::dequantize_row_data without a GPU. Fields are read
+// byte by byte: the layouts put 16-bit values at any address.
+#pragma once
+#include <cstdint>
+#include <cstring>
+
+#include "tensor/dtype.h"
+
+#if defined(__CUDACC__)
+#define DB_HOST_DEVICE __host__ __device__
+#else
+#define DB_HOST_DEVICE
+#endif
+
+namespace db::kernels::cuda {
+
+DB_HOST_DEVICE inline uint16_t load_u16_le(const uint8_t* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
+
+DB_HOST_DEVICE inline float f32_from_bits(uint32_t bits) {
+  float f;
+  memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+// IEEE binary16 -> binary32, exact (subnormals, infinities and NaN included).
+DB_HOST_DEVICE inline float half_bits_to_f32(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
+  const uint32_t exp = (h >> 10) & 0x1F, mant = h & 0x3FF;
+  if (exp == 0) {
+    const float v = static_cast<float>(mant) * 5.9604644775390625e-8f;  // mant * 2^-24, exact
+    return sign != 0 ? -v : v;
+  }
+  return f32_from_bits(exp == 31 ? (sign | 0x7F800000u | (mant << 13)) : (sign | ((exp + 112) << 23) | (mant << 13)));
+}
+
+DB_HOST_DEVICE inline float bf16_bits_to_f32(uint16_t h) { return f32_from_bits(static_cast<uint32_t>(h) << 16); }
+
+// The 32 weights of unit u (elements 32u .. 32u+32) of a matrix row stored in T
+// (F16, BF16, Q8_0, Q4_0 or Q4_K), as kernels::dequantize_row_data gives them.
+template <DType T>
+DB_HOST_DEVICE void load_unit(const uint8_t* row, int64_t u, float* w) {
+  if constexpr (T == DType::F16) {
+    for (int i = 0; i < 32; ++i) w[i] = half_bits_to_f32(load_u16_le(row + (u * 32 + i) * 2));
+  } else if constexpr (T == DType::BF16) {
+    for (int i = 0; i < 32; ++i) w[i] = bf16_bits_to_f32(load_u16_le(row + (u * 32 + i) * 2));
+  } else if constexpr (T == DType::Q8_0) {
+    const uint8_t* b = row + u * 34;
+    const float d = half_bits_to_f32(load_u16_le(b));
+    for (int i = 0; i < 32; ++i) w[i] = d * static_cast<float>(static_cast<int8_t>(b[2 + i]));
+  } else if constexpr (T == DType::Q4_0) {
+    const uint8_t* b = row + u * 18;
+    const float d = half_bits_to_f32(load_u16_le(b));
+    for (int j = 0; j < 16; ++j) {
+      w[j] = d * static_cast<float>((b[2 + j] & 15) - 8);
+      w[j + 16] = d * static_cast<float>((b[2 + j] >> 4) - 8);
+    }
+  } else if constexpr (T == DType::Q4_K) {
+    // Super-block u / 8, sub-block s = u % 8: value = d * sc[s] * q - dmin * m[s].
+    const uint8_t* b = row + (u / 8) * 144;
+    const int s = static_cast<int>(u % 8);
+    const float d = half_bits_to_f32(load_u16_le(b)), dmin = half_bits_to_f32(load_u16_le(b + 2));
+    const uint8_t* scales = b + 4;
+    int sc, m;
+    if (s < 4) {
+      sc = scales[s] & 63;
+      m = scales[s + 4] & 63;
+    } else {
+      sc = (scales[s + 4] & 0xF) | ((scales[s - 4] >> 6) << 4);
+      m = (scales[s + 4] >> 4) | ((scales[s] >> 6) << 4);
+    }
+    const uint8_t* qs = b + 16 + 32 * (s / 2);  // sub-blocks 2c and 2c+1 share bytes 32c .. 32c+32
+    const float ds = d * static_cast<float>(sc), dm = dmin * static_cast<float>(m);
+    for (int i = 0; i < 32; ++i) {
+      const int q = s % 2 == 0 ? (qs[i] & 15) : (qs[i] >> 4);
+      w[i] = ds * static_cast<float>(q) - dm;
+    }
+  }
+}
+
+// Element e of a KV cache row stored in T (F32, F16, BF16 or Q8_0: 34-byte blocks
+// from the row's start, element e in block e / 32; tensor/kv_row_bytes.h).
+template <DType T>
+DB_HOST_DEVICE float load_element(const uint8_t* row, int64_t e) {
+  if constexpr (T == DType::F32) {
+    float v;
+    memcpy(&v, row + 4 * e, sizeof v);
+    return v;
+  } else if constexpr (T == DType::F16) {
+    return half_bits_to_f32(load_u16_le(row + 2 * e));
+  } else if constexpr (T == DType::BF16) {
+    return bf16_bits_to_f32(load_u16_le(row + 2 * e));
+  } else {
+    static_assert(T == DType::Q8_0, "KV cache types: F32, F16, BF16, Q8_0");
+    const uint8_t* b = row + (e / 32) * 34;
+    return half_bits_to_f32(load_u16_le(b)) * static_cast<float>(static_cast<int8_t>(b[2 + e % 32]));
+  }
+}
+
+#if defined(__CUDACC__)
+// The sum of v over the 32 lanes of a warp, in every lane.
+__device__ inline float warp_sum(float v) {
+  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  return v;
+}
+#endif
+
+}  // namespace db::kernels::cuda
