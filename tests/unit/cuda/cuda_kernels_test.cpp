@@ -1,8 +1,13 @@
 // The CUDA kernels against the CPU kernels (cuda_cases.h); each case skips, saying why,
-// where no CUDA device is present. CudaRuntime.* runs everywhere.
+// where no CUDA device is present. CudaRuntime.*, CudaUpload.* and CudaAttentionIndex.*
+// run everywhere.
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "cuda_cases.h"
+#include "kernels/cuda/attention.h"
+#include "kernels/cuda/matmul.h"
 #include "kernels/cuda/runtime.h"
 #include "util/error.h"
 
@@ -10,6 +15,7 @@ namespace db::cuda_test {
 namespace {
 
 namespace gpu = db::kernels::cuda;
+using kernels::AttentionQueries;
 
 }  // namespace
 
@@ -37,6 +43,39 @@ TEST(CudaRuntime, ReportsNoDeviceCleanlyOrDescribesIt) {
   }
   EXPECT_THROW(gpu::Stream(), Error);
   EXPECT_THROW(gpu::device_info(), Error);
+}
+
+// The message of the db::Error fn throws, or "" if it throws none.
+template <class Fn>
+std::string error_of(Fn fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Checked on the host before any device call, so these run everywhere.
+TEST(CudaUpload, RefusesMatricesTheKernelsCannotRead) {
+  const std::vector<uint8_t> bytes(4096);
+  EXPECT_NE(error_of([&] { gpu::upload_matrix(DType::Q4_1, bytes.data(), 4, 64); }).find("unsupported weight type Q4_1"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { gpu::upload_matrix(DType::Q4_K, bytes.data(), 4, 32); }).find("a multiple of 256"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { gpu::upload_matrix(DType::Q8_0, bytes.data(), 4, 48); }).find("a multiple of 32"),
+            std::string::npos);
+}
+
+TEST(CudaAttentionIndex, RefusesBlockTablesThatDoNotFit) {
+  const std::vector<int32_t> query_start = {0, 1}, positions = {16};
+  std::vector<std::vector<int32_t>> tables = {{0}};
+  const AttentionQueries queries{nullptr, 1, 1, query_start.data(), positions.data(), tables.data(), 16, 1.0f};
+  EXPECT_NE(error_of([&] { gpu::upload_attention_index(queries, 64); }).find("does not cover position 16"),
+            std::string::npos);
+  tables[0] = {0, 4};  // slots 64..80 of a 64-slot cache
+  EXPECT_NE(error_of([&] { gpu::upload_attention_index(queries, 64); }).find("names block 4 outside the cache"),
+            std::string::npos);
 }
 
 class CudaKernel : public testing::TestWithParam<CudaCase> {};
