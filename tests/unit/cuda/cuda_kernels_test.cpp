@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cuda_cases.h"
+#include "error_of.h"
 #include "kernels/cuda/attention.h"
 #include "kernels/cuda/matmul.h"
 #include "kernels/cuda/runtime.h"
@@ -16,6 +17,7 @@ namespace {
 
 namespace gpu = db::kernels::cuda;
 using kernels::AttentionQueries;
+using test::error_of;
 
 }  // namespace
 
@@ -43,17 +45,6 @@ TEST(CudaRuntime, ReportsNoDeviceCleanlyOrDescribesIt) {
   }
   EXPECT_THROW(gpu::Stream(), Error);
   EXPECT_THROW(gpu::device_info(), Error);
-}
-
-// The message of the db::Error fn throws, or "" if it throws none.
-template <class Fn>
-std::string error_of(Fn fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 // Checked on the host before any device call, so these run everywhere.
