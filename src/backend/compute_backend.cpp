@@ -1,10 +1,15 @@
 #include "backend/compute_backend.h"
 
+#include <string>
 #include <utility>
+
+#include "util/error.h"
 
 namespace db {
 
 void ComputeBackend::grow(DeviceBuffer& b, int64_t n) {
+  if (b.owner_ != nullptr && b.owner_ != this)
+    throw Error(std::string("a buffer of backend ") + b.owner_->name() + " grown by backend " + name());
   if (b.size_ >= n) return;
   DeviceBuffer bigger;
   bigger.owner_ = this;

@@ -54,7 +54,8 @@ class ComputeBackend {
   virtual void set_host_pool(ThreadPool& pool) = 0;
 
   // --- Buffers ---
-  // b.size() >= n floats afterwards, contents kept, new floats zero.
+  // b.size() >= n floats afterwards, contents kept, new floats zero. Throws
+  // db::Error for a buffer another backend grew.
   void grow(DeviceBuffer& b, int64_t n);
   virtual void to_device(const float* host_src, float* dst, int64_t n) = 0;
   virtual void to_host(const float* src, float* host_dst, int64_t n) = 0;

@@ -26,6 +26,7 @@
 #include <span>
 #include <vector>
 
+#include "backend/compute_backend.h"
 #include "dist/communicator.h"
 #include "dist/shard_plan.h"
 #include "kernels/matmul.h"
@@ -90,14 +91,16 @@ class DeepseekDecoder : public Model {
  private:
   // Activations of one step besides DecoderScratch's (grown, never shrunk).
   struct Scratch : DecoderScratch {
-    std::vector<float> q_a;       // [n][q_lora] (q compression only)
-    std::vector<float> q;         // [n][n_heads][qk_nope + qk_rope]
-    std::vector<float> kv_a;      // [n][kv_lora + qk_rope]: becomes the cached row [latent | k_pe]
-    std::vector<float> q_abs;     // [n][n_heads][kv_lora + qk_rope]
-    std::vector<float> lat;       // [n][n_heads][kv_lora] attention output in latent space
-    std::vector<float> attn;      // [n][n_heads * v_head_dim]
+    DeviceBuffer q_a;       // [n][q_lora] (q compression only)
+    DeviceBuffer q;         // [n][n_heads][qk_nope + qk_rope]
+    DeviceBuffer kv_a;      // [n][kv_lora + qk_rope]: becomes the cached row [latent | k_pe]
+    DeviceBuffer q_abs;     // [n][n_heads][kv_lora + qk_rope]
+    DeviceBuffer lat;       // [n][n_heads][kv_lora] attention output in latent space
+    DeviceBuffer attn;      // [n][n_heads * v_head_dim]
+    DeviceBuffer hidden;    // [n][hidden] final hidden states (while the MTP module is loaded)
     std::vector<kernels::MatmulTask> head_tasks;  // [n_heads] one product per head
-    std::vector<float> attn_all, ffn_all, shared_all, gather;  // tensor parallel: gathered rows, scratch
+    DeviceBuffer attn_all, ffn_all, shared_all;   // tensor parallel: gathered rows
+    std::vector<float> gather;                    // tensor parallel: the collective's host scratch
   };
 
   // The MTP module over this decoder's weights and scratch.
@@ -108,27 +111,29 @@ class DeepseekDecoder : public Model {
   // the next block's normed input in s_.xn. Attention reads and writes layer
   // kv_layer of kv. With a profile, the parts are timed into its row kv_layer.
   void attention_block(const MlaLayerWeights& w, int kv_layer, const Batch& batch, const AttentionMetadata& attn,
-                       KVStore& kv, ThreadPool& pool, LayerProfile* profile);
+                       KVStore& kv, LayerProfile* profile);
   // s_.q and s_.kv_a from s_.xn; kv_a normed and roped into the cache row, q's rope part roped.
-  void project_qkv(const MlaLayerWeights& w, int64_t n, ThreadPool& pool);
+  void project_qkv(const MlaLayerWeights& w, int64_t n);
   // s_.q_abs from s_.q: per head W_UK_h^T q_nope_h, then q_pe_h.
-  void absorb_queries(const MlaLayerWeights& w, int64_t n, ThreadPool& pool);
+  void absorb_queries(const MlaLayerWeights& w, int64_t n);
   // s_.attn from s_.lat: per head W_UV_h o_h.
-  void expand_values(const MlaLayerWeights& w, int64_t n, ThreadPool& pool);
+  void expand_values(const MlaLayerWeights& w, int64_t n);
   // out[t][h] (ld_out floats per token) = mats[h] . in[t][h] (ld_in floats per
   // token, mats[h].cols() read from each head's start) for every head, all
   // heads' products in one parallel region reading `in` where it lies.
   void per_head_products(const std::vector<TensorView>& mats, const float* in, int64_t ld_in, float* out,
-                         int64_t ld_out, int64_t n, ThreadPool& pool);
+                         int64_t ld_out, int64_t n);
   // `moe`: DeepSeekMoE, counted as router layer `layer` when it is one of the
   // model's blocks; else dense. next_norm: the next block's input norm (null: none).
-  // With a profile, timed into its row `layer`.
+  // With a profile, timed into its row `layer`. `pool`: the MoE routing's.
   void feed_forward_block(const MlaLayerWeights& w, int layer, bool moe, const std::vector<float>* next_norm,
                           int64_t n, ThreadPool& pool, LayerProfile* profile);
 
   bool splits_heads() const { return tp_ != nullptr && tp_->size() > 1; }
-  // Tensor parallel: the whole [n][splits.back()] rows from every rank's columns of `part`.
-  const float* gather(const float* part, int64_t n, const std::vector<int64_t>& splits, std::vector<float>& whole);
+  // Tensor parallel: the whole [n][splits.back()] rows from every rank's columns of
+  // `part`. The collective reads and writes the backend's buffers in place (host
+  // memory on the CPU backend).
+  const float* gather(const float* part, int64_t n, const std::vector<int64_t>& splits, DeviceBuffer& whole);
 
   std::unique_ptr<ModelSource> src_;
   ModelConfig config_;
@@ -141,6 +146,7 @@ class DeepseekDecoder : public Model {
   DeepseekWeights weights_;
   std::vector<float> inv_freq_;  // qk_rope / 2 YaRN frequencies
   float rope_mscale_ = 1.0f;     // YaRN cos/sin factor
+  std::unique_ptr<ComputeBackend> backend_;  // declared before the buffers it frees (moe_'s, s_'s)
   std::unique_ptr<MoeFeedForward> moe_;  // null for a dense model
   // Shaped from config_, which is declared (so initialized) before it.
   RouterStats router_stats_{config_.n_layers, config_.moe.leading_dense_layers, config_.moe.n_experts};

@@ -2,11 +2,8 @@
 
 #include <cmath>
 
-#include "kernels/cpu/activations.h"
-#include "kernels/cpu/attention_kv_write.h"
-#include "kernels/cpu/rope.h"
+#include "backend/cpu_backend.h"
 #include "dist/gather_columns.h"
-#include "kernels/matmul.h"
 #include "model/rope_frequencies.h"
 #include "util/error.h"
 
@@ -14,8 +11,15 @@ namespace db {
 
 namespace {
 
-void add_bias(float* row, const std::vector<float>& bias) {
-  for (size_t i = 0; i < bias.size(); ++i) row[i] += bias[i];
+// Hands every weight of `w` to the backend once (ComputeBackend::prepare_*).
+void prepare_llama_weights(ComputeBackend& b, LlamaWeights& w) {
+  prepare_global_weights(b, w);
+  for (LlamaLayerWeights& l : w.layers) {
+    for (TensorView* m : {&l.attn_q, &l.attn_k, &l.attn_v, &l.attn_output, &l.ffn_gate, &l.ffn_up, &l.ffn_down})
+      *m = b.prepare_matrix(*m);
+    for (const std::vector<float>* v : {&l.attn_norm, &l.q_bias, &l.k_bias, &l.v_bias, &l.ffn_norm})
+      b.prepare_vector(*v);
+  }
 }
 
 }  // namespace
@@ -48,6 +52,9 @@ LlamaDecoder::LlamaDecoder(std::unique_ptr<ModelSource> src, ModelConfig config,
   weights_ = load_llama_weights(*src_, config_, load_pool, plan_);
   inv_freq_ = rope_inv_freq(config_);
   rope_mscale_ = rope_mscale(config_);
+  backend_ = std::make_unique<CpuBackend>();
+  prepare_llama_weights(*backend_, weights_);
+  backend_->prepare_vector(inv_freq_);
 }
 
 KVCacheShape LlamaDecoder::kv_cache_shape() const {
@@ -57,48 +64,37 @@ KVCacheShape LlamaDecoder::kv_cache_shape() const {
 void LlamaDecoder::reserve(int64_t n, int64_t n_logits) {
   const int64_t q_dim = int64_t{plan_.n_heads()} * config_.head_dim;
   const int64_t kv_dim = int64_t{plan_.n_kv_heads()} * config_.head_dim;
-  s_.reserve(n, n_logits, config_.hidden, plan_.ffn_cols(), config_.rope_dims / 2);
-  grow(s_.q, n * q_dim);
-  grow(s_.k, n * kv_dim);
-  grow(s_.v, n * kv_dim);
-  grow(s_.attn, n * q_dim);
+  ComputeBackend& b = *backend_;
+  s_.reserve(b, n, n_logits, config_.hidden, plan_.ffn_cols(), config_.rope_dims / 2);
+  b.grow(s_.q, n * q_dim);
+  b.grow(s_.k, n * kv_dim);
+  b.grow(s_.v, n * kv_dim);
+  b.grow(s_.attn, n * q_dim);
   if (gathers()) {
-    grow(s_.attn_all, n * config_.n_heads * config_.head_dim);
-    grow(s_.ffn_all, n * config_.ffn_hidden);
+    b.grow(s_.attn_all, n * config_.n_heads * config_.head_dim);
+    b.grow(s_.ffn_all, n * config_.ffn_hidden);
   }
 }
 
-void LlamaDecoder::attention_block(int layer, const Batch& batch, const AttentionMetadata& attn, KVStore& kv,
-                                   ThreadPool& pool) {
+void LlamaDecoder::attention_block(int layer, const Batch& batch, const AttentionMetadata& attn, KVStore& kv) {
+  ComputeBackend& b = *backend_;
   const LlamaLayerWeights& w = weights_.layers[static_cast<size_t>(layer)];
   const int64_t n = batch.num_tokens(), hd = config_.head_dim;
   const int n_heads = plan_.n_heads(), n_kv_heads = plan_.n_kv_heads();
   const int64_t q_dim = n_heads * hd, kv_dim = n_kv_heads * hd;
   const kernels::MatmulTask qkv[3] = {{&w.attn_q, s_.q.data()}, {&w.attn_k, s_.k.data()}, {&w.attn_v, s_.v.data()}};
-  kernels::matmul_group(qkv, 3, s_.xn.data(), n, pool);
+  b.matmul_group(qkv, 3, s_.xn.data(), n);
 
-  const int n_pairs = config_.rope_dims / 2;
-  pool.parallel_for(n, [&](int64_t begin, int64_t end) {
-    for (int64_t t = begin; t < end; ++t) {
-      float* q = s_.q.data() + t * q_dim;
-      float* k = s_.k.data() + t * kv_dim;
-      add_bias(q, w.q_bias);
-      add_bias(k, w.k_bias);
-      add_bias(s_.v.data() + t * kv_dim, w.v_bias);
-      const float* cos_v = s_.rope_cos.data() + t * n_pairs;
-      const float* sin_v = s_.rope_sin.data() + t * n_pairs;
-      kernels::rope_rotate(q, n_heads, config_.head_dim, n_pairs, config_.rope_style, cos_v, sin_v);
-      kernels::rope_rotate(k, n_kv_heads, config_.head_dim, n_pairs, config_.rope_style, cos_v, sin_v);
-    }
-  });
+  if (!w.q_bias.empty()) b.add_bias(s_.q.data(), q_dim, w.q_bias, n);
+  if (!w.k_bias.empty()) b.add_bias(s_.k.data(), kv_dim, w.k_bias, n);
+  if (!w.v_bias.empty()) b.add_bias(s_.v.data(), kv_dim, w.v_bias, n);
+  const RopeHeads rope[2] = {{s_.q.data(), q_dim, n_heads, config_.head_dim},
+                             {s_.k.data(), kv_dim, n_kv_heads, config_.head_dim}};
+  b.rope(rope, 2, n, {s_.rope_cos.data(), s_.rope_sin.data(), config_.rope_dims / 2, config_.rope_style});
 
-  // Rows go to distinct slots (check_batch verified the mapping), so the threads split them.
-  const auto kv_out =
-      kernels::PagedKVLayerOut::key_value(kv.k_layer(layer), kv.v_layer(layer), kv.dtype(), kv.num_slots(), kv_dim);
-  pool.parallel_for(n, [&](int64_t begin, int64_t end) {
-    kernels::write_kv_rows(s_.k.data() + begin * kv_dim, s_.v.data() + begin * kv_dim, kv_dim, end - begin,
-                           attn.slot_mapping.data() + begin, kv_out);
-  });
+  b.write_kv(s_.k.data(), s_.v.data(), kv_dim, n, attn.slot_mapping.data(),
+             kernels::PagedKVLayerOut::key_value(kv.k_layer(layer), kv.v_layer(layer), kv.dtype(), kv.num_slots(),
+                                                 kv_dim));
   const auto layer_kv = kernels::PagedKVLayer::key_value(kv.k_layer(layer), kv.v_layer(layer), kv.dtype(),
                                                          kv.num_slots(), n_kv_heads, config_.head_dim);
   const kernels::AttentionQueries queries{s_.q.data(),
@@ -109,30 +105,31 @@ void LlamaDecoder::attention_block(int layer, const Batch& batch, const Attentio
                                           attn.block_tables.data(),
                                           attn.block_size,
                                           1.0f / std::sqrt(static_cast<float>(hd))};
-  kernels::paged_attention(queries, layer_kv, s_.attn.data(), s_.attention, pool);
+  b.paged_attention(queries, layer_kv, s_.attn.data());
 
   const float* heads = gathers() ? gather(s_.attn.data(), n, head_splits_, s_.attn_all) : s_.attn.data();
-  kernels::matmul(w.attn_output, heads, n, s_.xn.data(), pool);
+  b.matmul(w.attn_output, heads, n, s_.xn.data());
   reduce_block_output(n);
-  add_rows_then_norm(s_.x.data(), s_.xn.data(), w.ffn_norm, n, config_.hidden, config_.rms_eps, pool);
+  b.add_rows_then_norm(s_.x.data(), s_.xn.data(), w.ffn_norm.data(), n, config_.hidden, config_.rms_eps);
 }
 
-void LlamaDecoder::feed_forward_block(int layer, int64_t n, ThreadPool& pool) {
+void LlamaDecoder::feed_forward_block(int layer, int64_t n) {
+  ComputeBackend& b = *backend_;
   const LlamaLayerWeights& w = weights_.layers[static_cast<size_t>(layer)];
   if (gathers()) {  // dense_feed_forward with the activations gathered between its two products
-    kernels::matmul_swiglu(w.ffn_gate, w.ffn_up, s_.xn.data(), n, s_.gate.data(), s_.up.data(), pool);
-    kernels::matmul(w.ffn_down, gather(s_.gate.data(), n, ffn_splits_, s_.ffn_all), n, s_.xn.data(), pool);
+    b.matmul_swiglu(w.ffn_gate, w.ffn_up, s_.xn.data(), n, s_.gate.data(), s_.up.data());
+    b.matmul(w.ffn_down, gather(s_.gate.data(), n, ffn_splits_, s_.ffn_all), n, s_.xn.data());
   } else {
-    dense_feed_forward(w.ffn_gate, w.ffn_up, w.ffn_down, n, s_, pool);
+    dense_feed_forward(b, w.ffn_gate, w.ffn_up, w.ffn_down, n, s_);
     reduce_block_output(n);
   }
   const bool last = layer + 1 == config_.n_layers;
-  add_block_output(s_, last ? nullptr : &weights_.layers[static_cast<size_t>(layer) + 1].attn_norm, n, config_.hidden,
-                   config_.rms_eps, pool);
+  add_block_output(b, s_, last ? nullptr : &weights_.layers[static_cast<size_t>(layer) + 1].attn_norm, n,
+                   config_.hidden, config_.rms_eps);
 }
 
 const float* LlamaDecoder::gather(const float* part, int64_t n, const std::vector<int64_t>& splits,
-                                  std::vector<float>& whole) {
+                                  DeviceBuffer& whole) {
   dist::all_gather_columns(*tp_, part, n, splits, whole.data(), s_.gather);
   return whole.data();
 }
@@ -146,14 +143,16 @@ void LlamaDecoder::forward(const Batch& batch, const AttentionMetadata& attn, KV
                            std::vector<float>& logits) {
   const int64_t n = check_step(batch, attn, kv, kv_cache_shape(), config_.vocab, logits);
   if (n == 0) return;
+  ComputeBackend& b = *backend_;
+  b.set_host_pool(pool);
   reserve(n, static_cast<int64_t>(batch.logits_indices.size()));
-  start_step(batch, weights_.token_embd, inv_freq_, config_.rope_dims / 2, rope_mscale_,
-             weights_.layers.front().attn_norm, config_.hidden, config_.rms_eps, s_, pool);
+  start_step(b, batch, weights_.token_embd, inv_freq_, config_.rope_dims / 2, rope_mscale_,
+             weights_.layers.front().attn_norm, config_.hidden, config_.rms_eps, s_);
   for (int layer = 0; layer < config_.n_layers; ++layer) {
-    attention_block(layer, batch, attn, kv, pool);
-    feed_forward_block(layer, n, pool);
+    attention_block(layer, batch, attn, kv);
+    feed_forward_block(layer, n);
   }
-  project_logits(batch, weights_, config_.hidden, config_.vocab, config_.rms_eps, s_, logits, pool);
+  project_logits(b, batch, weights_, config_.hidden, config_.vocab, config_.rms_eps, s_, logits);
 }
 
 }  // namespace db

@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include "backend/compute_backend.h"
 #include "dist/communicator.h"
 #include "model/decoder_steps.h"
 #include "model/llama_weights.h"
@@ -42,25 +43,27 @@ class LlamaDecoder : public Model {
  private:
   // Activations of one step besides DecoderScratch's (grown, never shrunk).
   struct Scratch : DecoderScratch {
-    std::vector<float> q;     // [n_tokens][the rank's heads * head_dim]
-    std::vector<float> k;     // [n_tokens][the rank's KV heads * head_dim]
-    std::vector<float> v;     // [n_tokens][the rank's KV heads * head_dim]
-    std::vector<float> attn;  // [n_tokens][the rank's heads * head_dim]
-    std::vector<float> attn_all, ffn_all, gather;  // Gather: [n_tokens][all heads * head_dim], [n_tokens][ffn_hidden], scratch
+    DeviceBuffer q;     // [n_tokens][the rank's heads * head_dim]
+    DeviceBuffer k;     // [n_tokens][the rank's KV heads * head_dim]
+    DeviceBuffer v;     // [n_tokens][the rank's KV heads * head_dim]
+    DeviceBuffer attn;  // [n_tokens][the rank's heads * head_dim]
+    DeviceBuffer attn_all, ffn_all;  // Gather: [n_tokens][all heads * head_dim], [n_tokens][ffn_hidden]
+    std::vector<float> gather;       // Gather: the collective's host scratch
   };
 
   void reserve(int64_t n_tokens, int64_t n_logits);
   // Each block reads its normed input from s_.xn, adds its output to the
   // residual s_.x, and leaves the next block's normed input in s_.xn.
-  void attention_block(int layer, const Batch& batch, const AttentionMetadata& attn, KVStore& kv, ThreadPool& pool);
-  void feed_forward_block(int layer, int64_t n_tokens, ThreadPool& pool);
+  void attention_block(int layer, const Batch& batch, const AttentionMetadata& attn, KVStore& kv);
+  void feed_forward_block(int layer, int64_t n_tokens);
 
   bool split() const { return tp_ != nullptr && tp_->size() > 1; }
   bool gathers() const { return split() && plan_.join == dist::ShardJoin::Gather; }
   // Reduce: sums a block's partial [n_tokens][hidden] output over the group (no-op otherwise).
   void reduce_block_output(int64_t n_tokens);
   // Gather: the whole [n_tokens][splits.back()] rows from every rank's columns of `part`.
-  const float* gather(const float* part, int64_t n_tokens, const std::vector<int64_t>& splits, std::vector<float>& whole);
+  // The collective reads and writes the backend's buffers in place (host memory on the CPU backend).
+  const float* gather(const float* part, int64_t n_tokens, const std::vector<int64_t>& splits, DeviceBuffer& whole);
 
   std::unique_ptr<ModelSource> src_;  // keeps the mapped weights alive
   ModelConfig config_;
@@ -70,6 +73,7 @@ class LlamaDecoder : public Model {
   LlamaWeights weights_;
   std::vector<float> inv_freq_;  // RoPE frequencies, rope_dims / 2
   float rope_mscale_ = 1.0f;
+  std::unique_ptr<ComputeBackend> backend_;  // declared before the buffers it frees
   Scratch s_;
 };
 

@@ -6,7 +6,6 @@
 #include <optional>
 #include <string>
 
-#include "kernels/matmul.h"
 #include "model/decoder_steps.h"  // grow
 #include "util/error.h"
 
@@ -18,9 +17,6 @@ std::string shape_of(const TensorView& t) { return t.shape_str(); }
 
 // NaN compares as -inf so that the orders below stay strict weak orders.
 float finite_or_lowest(float v) { return std::isnan(v) ? -std::numeric_limits<float>::infinity() : v; }
-
-// Rows per pool region below which a gather / scatter runs on the calling thread.
-constexpr int64_t kSerialRows = 16;
 
 // gate / up hold `cols` of the FFN's `ffn` columns (all of them unless tensor parallel).
 void check_ffn(const TensorView& gate, const TensorView& up, const TensorView& down, int64_t ffn, int64_t hidden,
@@ -47,6 +43,18 @@ TensorView expert_slice(const TensorView& stacked, int64_t e) {
   v.layout = stacked.layout;
   v.data = static_cast<const uint8_t*>(stacked.data) + static_cast<size_t>(e) * v.nbytes();
   return v;
+}
+
+void prepare_moe_layer_weights(ComputeBackend& b, MoeLayerWeights& w) {
+  TensorView router;
+  router.dtype = DType::F32;
+  router.shape = {w.experts.empty() ? 0 : static_cast<int64_t>(w.experts.size()),
+                  w.experts.empty() ? 0 : static_cast<int64_t>(w.router.size() / w.experts.size())};
+  router.data = w.router.data();
+  w.router_matrix = b.prepare_matrix(router);
+  for (ExpertWeights* x = w.experts.data(); x != w.experts.data() + w.experts.size(); ++x)
+    for (TensorView* m : {&x->gate, &x->up, &x->down}) *m = b.prepare_matrix(*m);
+  for (TensorView* m : {&w.shared.gate, &w.shared.up, &w.shared.down}) *m = b.prepare_matrix(*m);
 }
 
 void check_moe_config(const MoeConfig& c) {
@@ -194,39 +202,41 @@ void MoeFeedForward::set_shared_join(int64_t cols, ColumnJoin join) {
   shared_join_ = std::move(join);
 }
 
-void MoeFeedForward::reserve(int64_t n) {
+void MoeFeedForward::reserve(ComputeBackend& b, int64_t n) {
   const int64_t k = c_.n_experts_used;
   const int64_t ffn = std::max<int64_t>(c_.expert_ffn, int64_t{c_.n_shared_experts} * c_.expert_ffn);
-  grow(logits_, n * c_.n_experts);
+  grow(host_logits_, n * c_.n_experts);
   if (experts_.size() < static_cast<size_t>(n * k)) experts_.resize(static_cast<size_t>(n * k));
   grow(weights_, n * k);
   if (assignment_.size() < static_cast<size_t>(n * k)) assignment_.resize(static_cast<size_t>(n * k));
-  grow(routed_, n * hidden_);
-  grow(xg_, n * hidden_);
-  grow(yg_, n * hidden_);
-  grow(hg_, n * ffn);
-  grow(ug_, n * ffn);
+  if (rows_.size() < static_cast<size_t>(n * k)) rows_.resize(static_cast<size_t>(n * k));
+  grow(row_weights_, n * k);
+  b.grow(logits_, n * c_.n_experts);
+  b.grow(routed_, n * hidden_);
+  b.grow(xg_, n * hidden_);
+  b.grow(yg_, n * hidden_);
+  b.grow(hg_, n * ffn);
+  b.grow(ug_, n * ffn);
 }
 
-void MoeFeedForward::forward(const MoeLayerWeights& w, const float* xn, int64_t n, float* out, ThreadPool& pool,
-                             LayerProfile* profile, int row) {
+void MoeFeedForward::forward(const MoeLayerWeights& w, const float* xn, int64_t n, float* out, ComputeBackend& b,
+                             ThreadPool& pool, LayerProfile* profile, int row) {
   check_moe_layer_weights(c_, hidden_, w, shared_join_ ? shared_cols_ : -1);
+  if (w.router_matrix.data == nullptr) throw Error("MoE layer: weights not prepared for the backend");
   const int64_t k = c_.n_experts_used, h = hidden_, n_exp = c_.n_experts;
   std::fill(tokens_per_expert_.begin(), tokens_per_expert_.end(), 0);
   last_n_ = n;
   if (n <= 0) return;
-  reserve(n);
+  b.set_host_pool(pool);
+  reserve(b, n);
 
   std::optional<LayerTimer> timer(std::in_place, profile, row, LayerBlock::Router);
-  // Router logits and routing.
-  TensorView router;
-  router.dtype = DType::F32;
-  router.shape = {n_exp, h};
-  router.data = w.router.data();
-  kernels::matmul(router, xn, n, logits_.data(), pool);
+  // Router logits, and the routing on the host.
+  b.matmul(w.router_matrix, xn, n, logits_.data());
+  b.to_host(logits_.data(), host_logits_.data(), n * n_exp);
   const float* bias = w.score_bias.empty() ? nullptr : w.score_bias.data();
   pool.parallel_for(n, [&](int64_t begin, int64_t end) {
-    route_tokens(c_, logits_.data() + begin * n_exp, end - begin, bias, experts_.data() + begin * k,
+    route_tokens(c_, host_logits_.data() + begin * n_exp, end - begin, bias, experts_.data() + begin * k,
                  weights_.data() + begin * k);
   });
 
@@ -240,67 +250,56 @@ void MoeFeedForward::forward(const MoeLayerWeights& w, const float* xn, int64_t 
     for (int64_t e = n_exp; e > 0; --e) fill[e] = fill[e - 1];
     fill[0] = 0;
   }
+  for (int64_t i = 0; i < n * k; ++i) {
+    rows_[i] = static_cast<int32_t>(assignment_[i] / k);
+    row_weights_[i] = weights_[assignment_[i]];
+  }
 
   // Routed experts, ascending index; each token's sum gets its terms in that order.
   timer.emplace(profile, row, LayerBlock::Experts);
-  std::fill(routed_.begin(), routed_.begin() + n * h, 0.0f);
+  b.fill_zero(routed_.data(), n * h);
   if (!shard_.split()) {
     for (int64_t e = 0; e < n_exp; ++e) {
       if (tokens_per_expert_[e] == 0) continue;
-      run_expert(w.experts[static_cast<size_t>(e)], e, xn, yg_.data(), pool);
-      add_weighted(e, yg_.data(), pool);
+      run_expert(b, w.experts[static_cast<size_t>(e)], e, xn, yg_.data());
+      add_weighted(b, e, yg_.data());
     }
   } else {
     // This rank's experts' rows, then every rank's (the exchange), in one process's order.
     const int64_t first = expert_begin_[shard_.begin];
-    grow(mine_, (expert_begin_[shard_.end] - first) * h);
+    b.grow(mine_, (expert_begin_[shard_.end] - first) * h);
     for (int64_t e = shard_.begin; e < shard_.end; ++e)
       if (tokens_per_expert_[e] > 0)
-        run_expert(w.experts[static_cast<size_t>(e)], e, xn, mine_.data() + (expert_begin_[e] - first) * h, pool);
-    grow(all_, n * k * h);
+        run_expert(b, w.experts[static_cast<size_t>(e)], e, xn, mine_.data() + (expert_begin_[e] - first) * h);
+    b.grow(all_, n * k * h);
     exchange_expert_rows(shard_, expert_begin_, mine_.data(), h, send_, all_.data());
     for (int64_t e = 0; e < n_exp; ++e)
-      if (tokens_per_expert_[e] > 0) add_weighted(e, all_.data() + expert_begin_[e] * h, pool);
+      if (tokens_per_expert_[e] > 0) add_weighted(b, e, all_.data() + expert_begin_[e] * h);
   }
 
   // Shared experts over all rows (xn is read by the gate/up product before out is written).
   timer.emplace(profile, row, LayerBlock::Shared);
   if (c_.n_shared_experts > 0) {
-    kernels::matmul_swiglu(w.shared.gate, w.shared.up, xn, n, hg_.data(), ug_.data(), pool);
-    kernels::matmul(w.shared.down, shared_join_ ? shared_join_(hg_.data(), n) : hg_.data(), n, out, pool);
-    pool.parallel_for(n, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin * h; i < end * h; ++i) out[i] += routed_[i];
-    });
+    b.matmul_swiglu(w.shared.gate, w.shared.up, xn, n, hg_.data(), ug_.data());
+    b.matmul(w.shared.down, shared_join_ ? shared_join_(hg_.data(), n) : hg_.data(), n, out);
+    b.add_rows(out, routed_.data(), n, h);
   } else {
-    std::copy_n(routed_.data(), n * h, out);
+    b.copy_rows(routed_.data(), n * h, out, n * h, 1, n * h);
   }
 }
 
-void MoeFeedForward::run_expert(const ExpertWeights& x, int64_t e, const float* xn, float* y, ThreadPool& pool) {
-  const int64_t k = c_.n_experts_used, h = hidden_, m = tokens_per_expert_[e];
+void MoeFeedForward::run_expert(ComputeBackend& b, const ExpertWeights& x, int64_t e, const float* xn, float* y) {
+  const int64_t h = hidden_, m = tokens_per_expert_[e];
   DB_CHECK(x.gate.data != nullptr, "MoE block: expert " + std::to_string(e) + " runs but was not loaded");
-  const int64_t* asg = assignment_.data() + expert_begin_[e];
-  auto gather = [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) std::copy_n(xn + (asg[i] / k) * h, h, xg_.data() + i * h);
-  };
-  if (m < kSerialRows) gather(0, m); else pool.parallel_for(m, gather);
-  kernels::matmul_swiglu(x.gate, x.up, xg_.data(), m, hg_.data(), ug_.data(), pool);
-  kernels::matmul(x.down, hg_.data(), m, y, pool);
+  b.gather_rows(xn, h, rows_.data() + expert_begin_[e], m, xg_.data());
+  b.matmul_swiglu(x.gate, x.up, xg_.data(), m, hg_.data(), ug_.data());
+  b.matmul(x.down, hg_.data(), m, y);
 }
 
-void MoeFeedForward::add_weighted(int64_t e, const float* y_rows, ThreadPool& pool) {
-  const int64_t k = c_.n_experts_used, h = hidden_, m = tokens_per_expert_[e];
-  const int64_t* asg = assignment_.data() + expert_begin_[e];
-  // Each token appears at most once per expert: the rows are disjoint.
-  auto scatter = [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      const float wt = weights_[asg[i]];
-      const float* y = y_rows + i * h;
-      float* r = routed_.data() + (asg[i] / k) * h;
-      for (int64_t d = 0; d < h; ++d) r[d] += wt * y[d];
-    }
-  };
-  if (m < kSerialRows) scatter(0, m); else pool.parallel_for(m, scatter);
+void MoeFeedForward::add_weighted(ComputeBackend& b, int64_t e, const float* y_rows) {
+  // Each token appears at most once per expert: the rows are distinct.
+  b.add_weighted_rows(y_rows, hidden_, rows_.data() + expert_begin_[e], row_weights_.data() + expert_begin_[e],
+                      tokens_per_expert_[e], routed_.data());
 }
 
 }  // namespace db

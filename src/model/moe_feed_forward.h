@@ -27,6 +27,7 @@
 #include <functional>
 #include <vector>
 
+#include "backend/compute_backend.h"
 #include "model/expert_shard.h"
 #include "model/layer_profile.h"
 #include "model/moe_config.h"
@@ -42,6 +43,7 @@ struct ExpertWeights {
 
 struct MoeLayerWeights {
   std::vector<float> router;      // [n_experts][hidden] f32 (GGUF ffn_gate_inp)
+  TensorView router_matrix;       // `router` as the backend's F32 matrix (prepare_moe_layer_weights)
   std::vector<float> score_bias;  // [n_experts] (GGUF exp_probs_b); empty = none
   std::vector<ExpertWeights> experts;  // n_experts routed experts: {expert_ffn, hidden} / {hidden, expert_ffn}
   // The shared experts fused into one FFN n_shared_experts * expert_ffn wide;
@@ -54,6 +56,10 @@ struct MoeLayerWeights {
 // e * the matrix's nbytes (Panels16: each expert's matrix packed on its own,
 // tensor/panel_layout.h). Throws db::Error for another rank or a bad e.
 TensorView expert_slice(const TensorView& stacked, int64_t e);
+
+// Hands the router and every expert's matrices to the backend once
+// (ComputeBackend::prepare_*), setting w.router_matrix; forward needs it.
+void prepare_moe_layer_weights(ComputeBackend& b, MoeLayerWeights& w);
 
 // Throws db::Error unless c describes a routable MoE layer: n_experts > 0,
 // 0 < n_experts_used, n_groups divides n_experts, 0 < n_groups_used <= n_groups,
@@ -78,7 +84,8 @@ void check_moe_layer_weights(const MoeConfig& c, int64_t hidden, const MoeLayerW
 
 // Runs the block for a step's token rows; owns the scratch (grown on demand).
 //
-// Dispatch: the router logits (one f32 matmul), the routing, then per expert in
+// Dispatch: the router logits (one f32 matmul, copied to the host), the routing
+// (on the host pool), then per expert in
 // ascending index order, for the experts at least one token chose: its tokens'
 // rows are gathered contiguously, its gate/up run once over them
 // (matmul_swiglu) and its down once (matmul), and weight * result is added to
@@ -94,7 +101,12 @@ void check_moe_layer_weights(const MoeConfig& c, int64_t hidden, const MoeLayerW
 // Expert parallel (a split `shard`, model/expert_shard.h): every rank of the group
 // calls forward with the same rows; each runs only its experts, the ranks exchange
 // the experts' output rows, and every rank adds them as above: every rank's output
-// is bitwise one process's. Experts outside the shard may have null data.
+// is bitwise one process's. Experts outside the shard may have null data. The
+// exchange reads and writes the backend's buffers in place (host memory on the
+// CPU backend).
+//
+// The products, gathers and sums run through the backend passed to forward, whose
+// buffers this block keeps: the same backend every call, outliving the block.
 class MoeFeedForward {
  public:
   // Throws db::Error via check_moe_config. `shard`: the experts this rank runs
@@ -102,11 +114,13 @@ class MoeFeedForward {
   MoeFeedForward(const MoeConfig& c, int64_t hidden, ExpertShard shard = {});
 
   // out[t] = the block's output for xn[t] (the FFN-normed hidden state), t < n;
-  // xn and out are n rows of hidden floats; out may alias xn (xn is read in
-  // full before out is written). Checks w with check_moe_layer_weights.
+  // xn and out are n rows of hidden floats in b's memory; out may alias xn (xn is
+  // read in full before out is written). Checks w with check_moe_layer_weights
+  // and throws db::Error unless it was prepared. Routing runs on `pool`, which
+  // becomes b's host pool.
   // With a profile, the router, the routed experts and the shared experts are
   // timed into row `row` of it (model/layer_profile.h); null: nothing is timed.
-  void forward(const MoeLayerWeights& w, const float* xn, int64_t n, float* out, ThreadPool& pool,
+  void forward(const MoeLayerWeights& w, const float* xn, int64_t n, float* out, ComputeBackend& b, ThreadPool& pool,
                LayerProfile* profile = nullptr, int row = 0);
 
   // Tensor parallel (model/mla_shard.h): the shared experts' gate / up hold `cols`
@@ -132,12 +146,12 @@ class MoeFeedForward {
   const float* last_weights() const { return weights_.data(); }
 
  private:
-  void reserve(int64_t n);
+  void reserve(ComputeBackend& b, int64_t n);
   // Expert e's unweighted outputs for its tokens (tokens_per_expert_[e] rows, in
   // assignment order) into y.
-  void run_expert(const ExpertWeights& x, int64_t e, const float* xn, float* y, ThreadPool& pool);
+  void run_expert(ComputeBackend& b, const ExpertWeights& x, int64_t e, const float* xn, float* y);
   // routed_[t] += weight * y row, for expert e's tokens t (y as run_expert writes it).
-  void add_weighted(int64_t e, const float* y, ThreadPool& pool);
+  void add_weighted(ComputeBackend& b, int64_t e, const float* y);
 
   MoeConfig c_;
   int64_t hidden_;
@@ -146,13 +160,17 @@ class MoeFeedForward {
   std::vector<int64_t> tokens_per_expert_;
   std::vector<int64_t> expert_begin_;  // [n_experts + 1] offsets into assignment_
   std::vector<int64_t> assignment_;    // token * k + slot, grouped by expert, tokens ascending
-  std::vector<float> logits_;          // [n][n_experts]
+  std::vector<int32_t> rows_;          // assignment_'s tokens
+  std::vector<float> row_weights_;     // assignment_'s weights
+  std::vector<float> host_logits_;     // [n][n_experts]
   std::vector<int32_t> experts_;       // [n][k]
   std::vector<float> weights_;         // [n][k]
-  std::vector<float> routed_;          // [n][hidden] routed sum
-  std::vector<float> xg_, yg_;         // [n][hidden] one expert's gathered inputs / outputs
-  std::vector<float> hg_, ug_;         // [n][max(expert_ffn, shared ffn)] SwiGLU out / up scratch
-  std::vector<float> mine_, all_;      // split: this rank's / every rank's expert rows [rows][hidden]
+  // In the backend's memory:
+  DeviceBuffer logits_;                // [n][n_experts]
+  DeviceBuffer routed_;                // [n][hidden] routed sum
+  DeviceBuffer xg_, yg_;               // [n][hidden] one expert's gathered inputs / outputs
+  DeviceBuffer hg_, ug_;               // [n][max(expert_ffn, shared ffn)] SwiGLU out / up scratch
+  DeviceBuffer mine_, all_;            // split: this rank's / every rank's expert rows [rows][hidden]
   std::vector<std::byte> send_;        // split: the exchange's send buffer
   int64_t shared_cols_ = -1;           // set_shared_join's
   ColumnJoin shared_join_;

@@ -43,6 +43,8 @@ TEST(CpuBackend, BufferGrowsKeepingContentsWithZeroTail) {
   DeviceBuffer moved = std::move(buf);
   EXPECT_EQ(moved.size(), 40000);
   EXPECT_EQ(buf.data(), nullptr);
+  CpuBackend other;
+  EXPECT_THROW(other.grow(moved, 1), Error);
 }
 
 TEST(CpuBackend, OpsNeedTheHostPool) {

@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "backend/cpu_backend.h"
 #include "kernels/packed_weights.h"
 #include "kernels/quantize.h"
 #include "util/error.h"
@@ -227,6 +228,12 @@ TEST(MoeRouting, RejectsBadConfigs) {
 // ---------------------------------------------------------------------------
 // The whole block.
 
+// The backend every block of these tests runs on; it outlives the blocks' buffers.
+CpuBackend& cpu() {
+  static CpuBackend backend;
+  return backend;
+}
+
 // Random weights of one layer kept as floats (for the reference) and as the
 // stored bytes: experts stacked {E, rows, cols} as in GGUF, viewed with expert_slice.
 struct TestLayer {
@@ -301,6 +308,7 @@ void build_layer(TestLayer& L, const MoeConfig& c, int64_t hidden, DType dt, boo
     L.w.shared = {prep(view_of(dt, {sffn, hidden}, L.sh_gate_bytes)), prep(view_of(dt, {sffn, hidden}, L.sh_up_bytes)),
                   prep(view_of(dt, {hidden, sffn}, L.sh_down_bytes))};
   }
+  prepare_moe_layer_weights(cpu(), L.w);
 }
 
 // down(silu(gate x) * up x) in double, added to y with weight wt.
@@ -353,7 +361,7 @@ std::vector<double> ref_block(const TestLayer& L, const float* x, int64_t n, std
 std::vector<float> run_block(MoeFeedForward& ffn, const MoeLayerWeights& w, const std::vector<float>& x, int64_t n,
                              ThreadPool& pool) {
   std::vector<float> out(static_cast<size_t>(n * ffn.hidden()), std::nanf(""));
-  ffn.forward(w, x.data(), n, out.data(), pool);
+  ffn.forward(w, x.data(), n, out.data(), cpu(), pool);
   return out;
 }
 
@@ -395,7 +403,7 @@ TEST(MoeFeedForward, MatchesDoubleReference) {
     }
     // In place (out == xn) gives the same bits.
     std::vector<float> inplace = x;
-    ffn.forward(L.w, inplace.data(), n, inplace.data(), pool);
+    ffn.forward(L.w, inplace.data(), n, inplace.data(), cpu(), pool);
     EXPECT_EQ(std::memcmp(inplace.data(), got.data(), got.size() * sizeof(float)), 0);
   }
 }
@@ -406,18 +414,21 @@ TEST(MoeFeedForward, ZeroTokensAndBadWeights) {
   build_layer(L, c, 32, DType::F32, false, 1);
   ThreadPool pool(1);
   MoeFeedForward ffn(c, 32);
-  ffn.forward(L.w, nullptr, 0, nullptr, pool);
+  ffn.forward(L.w, nullptr, 0, nullptr, cpu(), pool);
   EXPECT_EQ(ffn.tokens_per_expert(), std::vector<int64_t>(8, 0));
   MoeLayerWeights no_shared = L.w;
   no_shared.shared = {};
   std::vector<float> x(32, 1.0f), y(32);
-  EXPECT_THROW(ffn.forward(no_shared, x.data(), 1, y.data(), pool), Error);
+  EXPECT_THROW(ffn.forward(no_shared, x.data(), 1, y.data(), cpu(), pool), Error);
   MoeLayerWeights short_router = L.w;
   short_router.router.pop_back();
-  EXPECT_THROW(ffn.forward(short_router, x.data(), 1, y.data(), pool), Error);
+  EXPECT_THROW(ffn.forward(short_router, x.data(), 1, y.data(), cpu(), pool), Error);
   MoeLayerWeights bad_shape = L.w;
   bad_shape.experts[3].down.shape = {32, 64};
-  EXPECT_THROW(ffn.forward(bad_shape, x.data(), 1, y.data(), pool), Error);
+  EXPECT_THROW(ffn.forward(bad_shape, x.data(), 1, y.data(), cpu(), pool), Error);
+  MoeLayerWeights unprepared = L.w;
+  unprepared.router_matrix = {};
+  EXPECT_THROW(ffn.forward(unprepared, x.data(), 1, y.data(), cpu(), pool), Error);
 }
 
 TEST(MoeFeedForward, ExpertSliceViewsOneExpert) {
