@@ -55,7 +55,8 @@ int main(int argc, char** argv) {
   }
   try {
     const DeviceInfo info = device_info();
-    std::printf("device: %s (sm_%d%d, %d SMs, %.1f GiB), peak memory bandwidth %.0f GB/s\n", info.name.c_str(),
+    std::printf("device: %s (sm_%d%d, %d SMs, %.1f GiB), peak memory bandwidth %.0f GB/s (0: not reported)\n",
+                info.name.c_str(),
                 info.compute_major, info.compute_minor, info.sm_count, info.total_memory / 1073741824.0,
                 info.memory_bandwidth_gbs);
     struct Shape {
@@ -82,8 +83,9 @@ int main(int argc, char** argv) {
           DeviceBuffer y(static_cast<size_t>(tokens * shape.rows) * sizeof(float));
           const double s = seconds_per_call(w, x, y, tokens, stream);
           const double gbs = bytes / s / 1e9, gflops = 2.0 * shape.rows * shape.cols * tokens / s / 1e9;
+          const double share = info.memory_bandwidth_gbs > 0 ? 100.0 * gbs / info.memory_bandwidth_gbs : 0.0;
           std::printf("%-24s %-5s %6lld %10.1f %9.1f %10.1f %7.1f%%\n", shape.name, dtype_name(t).c_str(),
-                      static_cast<long long>(tokens), s * 1e6, gbs, gflops, 100.0 * gbs / info.memory_bandwidth_gbs);
+                      static_cast<long long>(tokens), s * 1e6, gbs, gflops, share);
         }
       }
     }

@@ -33,8 +33,11 @@ DeviceInfo device_info() {
   info.sm_count = prop.multiProcessorCount;
   info.total_memory = prop.totalGlobalMem;
   int clock_khz = 0, bus_bits = 0;
-  check(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, 0), "cudaDeviceGetAttribute(memory clock)");
-  check(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, 0), "cudaDeviceGetAttribute(bus width)");
+  if (cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, 0) != cudaSuccess ||
+      cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, 0) != cudaSuccess) {
+    cudaGetLastError();  // a driver that does not report them: the bandwidth stays 0 (unknown)
+    clock_khz = bus_bits = 0;
+  }
   info.memory_bandwidth_gbs = 2.0 * clock_khz * 1e3 * (bus_bits / 8.0) / 1e9;
   return info;
 }

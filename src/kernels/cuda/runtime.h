@@ -21,7 +21,8 @@ struct DeviceInfo {
   int compute_major = 0, compute_minor = 0;
   int sm_count = 0;
   size_t total_memory = 0;           // bytes
-  double memory_bandwidth_gbs = 0;   // peak: 2 (DDR) * memory clock * bus width, 1e9 bytes/s
+  double memory_bandwidth_gbs = 0;   // peak: 2 (DDR) * memory clock * bus width, 1e9 bytes/s;
+                                     // 0 where the driver does not report them
 };
 // Device 0's properties (cudaDeviceGetAttribute); requires a device.
 DeviceInfo device_info();
