@@ -22,6 +22,30 @@
 
 namespace db::cuda_test {
 
+CaseResult compare(const std::string& what, const std::vector<float>& got, const std::vector<float>& want,
+                   const std::vector<double>& tol) {
+  if (got.size() != want.size())
+    return {false, what + ": size " + std::to_string(got.size()) + " != " + std::to_string(want.size())};
+  double worst_diff = 0, worst_share = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double diff = std::fabs(static_cast<double>(got[i]) - want[i]);
+    if (!(diff <= tol[i])) {
+      std::ostringstream os;
+      os << what << ": element " << i << " is " << got[i] << " on the device, " << want[i] << " on the CPU (tolerance "
+         << tol[i] << ")";
+      return {false, os.str()};
+    }
+    if (diff / tol[i] > worst_share) {
+      worst_share = diff / tol[i];
+      worst_diff = diff;
+    }
+  }
+  std::ostringstream os;
+  os << what << ": " << got.size() << " elements, largest |device - CPU| " << worst_diff << " ("
+     << 100.0 * worst_share << "% of its tolerance)";
+  return {true, os.str()};
+}
+
 namespace {
 
 using namespace db::kernels;
@@ -45,21 +69,6 @@ std::vector<uint8_t> store_rows(DType t, const std::vector<float>& x, int64_t ro
       quantize_row(t, x.data() + r * n, out.data() + r * rb, n);
   }
   return out;
-}
-
-// The first element where |got - want| > tol(want's magnitude scale), or "".
-std::string compare(const std::string& what, const std::vector<float>& got, const std::vector<float>& want,
-                    const std::vector<double>& tol) {
-  if (got.size() != want.size()) return what + ": size " + std::to_string(got.size()) + " != " + std::to_string(want.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (!(std::fabs(static_cast<double>(got[i]) - want[i]) <= tol[i])) {
-      std::ostringstream os;
-      os << what << ": element " << i << " is " << got[i] << " on the device, " << want[i] << " on the CPU (tolerance "
-         << tol[i] << ")";
-      return os.str();
-    }
-  }
-  return "";
 }
 
 std::vector<double> relative_tol(const std::vector<float>& want, double rel, double abs) {
@@ -86,7 +95,7 @@ void reference_matmul(DType t, const std::vector<uint8_t>& w, int64_t rows, int6
   }
 }
 
-std::string matmul_case(DType t, int64_t rows, int64_t cols, int64_t tokens) {
+CaseResult matmul_case(DType t, int64_t rows, int64_t cols, int64_t tokens) {
   const std::vector<uint8_t> w = store_rows(t, normal_floats(rows * cols, 1, 0.05f), rows, cols);
   const std::vector<float> x = normal_floats(tokens * cols, 2);
   std::vector<float> want(tokens * rows);
@@ -101,7 +110,7 @@ std::string matmul_case(DType t, int64_t rows, int64_t cols, int64_t tokens) {
   return compare("matmul " + dtype_name(t), gpu::to_host<float>(dy, want.size()), want, tol);
 }
 
-std::string grouped_matmul_case() {
+CaseResult grouped_matmul_case() {
   const DType t = DType::Q8_0;
   const int64_t rows = 64, cols = 256, n_groups = 3, n_tokens = 6;
   const std::vector<uint8_t> w = store_rows(t, normal_floats(n_groups * rows * cols, 3, 0.05f), n_groups * rows, cols);
@@ -125,7 +134,7 @@ std::string grouped_matmul_case() {
   return compare("grouped matmul", gpu::to_host<float>(dout, want.size()), want, tol);
 }
 
-std::string rms_norm_case(int64_t n_rows, int64_t dim) {
+CaseResult rms_norm_case(int64_t n_rows, int64_t dim) {
   const std::vector<float> x = normal_floats(n_rows * dim, 5), w = normal_floats(dim, 6);
   std::vector<float> want(x.size());
   kernels::rms_norm_rows(x.data(), w.data(), n_rows, dim, 1e-6f, want.data());
@@ -136,7 +145,7 @@ std::string rms_norm_case(int64_t n_rows, int64_t dim) {
   return compare("rms_norm", gpu::to_host<float>(dy, x.size()), want, relative_tol(want, 1e-5, 1e-6));
 }
 
-std::string rope_case(RopeStyle style, float mscale) {
+CaseResult rope_case(RopeStyle style, float mscale) {
   const int n_tokens = 4, n_heads = 3, head_dim = 64, n_pairs = 16;  // rotary on half of each head
   const std::vector<int32_t> positions = {0, 1, 777, 4095};
   std::vector<float> inv_freq(n_pairs);
@@ -156,7 +165,7 @@ std::string rope_case(RopeStyle style, float mscale) {
   return compare("rope", gpu::to_host<float>(dx, x.size()), want, relative_tol(want, 1e-6, 1e-6));
 }
 
-std::string swiglu_case() {
+CaseResult swiglu_case() {
   const int64_t n = 10007;
   std::vector<float> gate = normal_floats(n, 8, 4.0f), up = normal_floats(n, 9), want(n);
   kernels::swiglu(gate.data(), up.data(), n, want.data());
@@ -178,7 +187,7 @@ struct AttentionShape {
   std::vector<int> kv_len, n_rows;
 };
 
-std::string attention_case(const AttentionShape& a) {
+CaseResult attention_case(const AttentionShape& a) {
   const int n_seqs = static_cast<int>(a.kv_len.size());
   const int k_dim = a.latent ? 576 : a.head_dim, v_dim = a.latent ? 512 : a.head_dim;
   const int n_kv = a.latent ? 1 : a.n_kv_heads;

@@ -8,12 +8,23 @@
 
 namespace db::cuda_test {
 
+// passed: every element of the device's result is within its tolerance of the CPU's.
+// detail: the first element that is not, or how close the worst one came.
+struct CaseResult {
+  bool passed = false;
+  std::string detail;
+};
+
 struct CudaCase {
   std::string name;
-  // "" when the device's result matches the CPU's within the tolerance, else what differed.
-  std::function<std::string()> run;
+  std::function<CaseResult()> run;
 };
 
 std::vector<CudaCase> cuda_cases();
+
+// The check every case ends with: got (the device's result) against want (the CPU's),
+// element i within tol[i]; a NaN never passes.
+CaseResult compare(const std::string& what, const std::vector<float>& got, const std::vector<float>& want,
+                   const std::vector<double>& tol);
 
 }  // namespace db::cuda_test

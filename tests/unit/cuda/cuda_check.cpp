@@ -19,18 +19,14 @@ int main(int argc, char** argv) {
   int failed = 0, total = 0;
   for (const auto& c : db::cuda_test::cuda_cases()) {
     ++total;
-    std::string failure;
+    db::cuda_test::CaseResult r;
     try {
-      failure = c.run();
+      r = c.run();
     } catch (const std::exception& e) {
-      failure = std::string("threw: ") + e.what();
+      r = {false, std::string("threw: ") + e.what()};
     }
-    if (failure.empty()) {
-      std::printf("PASS %s\n", c.name.c_str());
-    } else {
-      ++failed;
-      std::printf("FAIL %s: %s\n", c.name.c_str(), failure.c_str());
-    }
+    if (!r.passed) ++failed;
+    std::printf("%s %s: %s\n", r.passed ? "PASS" : "FAIL", c.name.c_str(), r.detail.c_str());
     std::fflush(stdout);
   }
   std::printf("%d of %d CUDA cases passed\n", total - failed, total);

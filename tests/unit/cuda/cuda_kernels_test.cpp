@@ -1,8 +1,10 @@
 // The CUDA kernels against the CPU kernels (cuda_cases.h); each case skips, saying why,
-// where no CUDA device is present. CudaRuntime.*, CudaUpload.* and CudaAttentionIndex.*
-// run everywhere.
+// where no CUDA device is present. CudaRuntime.*, CudaUpload.*, CudaAttentionIndex.* and
+// CudaCaseCompare.* run everywhere.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdio>
 #include <vector>
 
 #include "cuda_cases.h"
@@ -70,13 +72,25 @@ TEST(CudaAttentionIndex, RefusesBlockTablesThatDoNotFit) {
             std::string::npos);
 }
 
+TEST(CudaCaseCompare, FailsOnAnElementOutsideItsToleranceOrNaN) {
+  const std::vector<float> want = {1.0f, 2.0f, 3.0f};
+  const std::vector<double> tol = {0.1, 0.1, 0.1};
+  EXPECT_TRUE(compare("x", {1.05f, 2.0f, 2.95f}, want, tol).passed);
+  const CaseResult off = compare("x", {1.0f, 2.2f, 3.0f}, want, tol);
+  EXPECT_FALSE(off.passed);
+  EXPECT_NE(off.detail.find("element 1"), std::string::npos) << off.detail;
+  EXPECT_FALSE(compare("x", {1.0f, std::nanf(""), 3.0f}, want, tol).passed);
+  EXPECT_FALSE(compare("x", {1.0f, 2.0f}, want, tol).passed);
+}
+
 class CudaKernel : public testing::TestWithParam<CudaCase> {};
 
 TEST_P(CudaKernel, MatchesTheCpuKernel) {
   const std::string why = gpu::unavailable_reason();
   if (!why.empty()) GTEST_SKIP() << why;
-  const std::string failure = GetParam().run();
-  EXPECT_EQ(failure, "");
+  const CaseResult r = GetParam().run();
+  EXPECT_TRUE(r.passed) << r.detail;
+  if (r.passed) std::printf("%s\n", r.detail.c_str());
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, CudaKernel, testing::ValuesIn(cuda_cases()),
