@@ -37,26 +37,24 @@ DB_HOST_DEVICE inline float half_bits_to_f32(uint16_t h) {
 
 DB_HOST_DEVICE inline float bf16_bits_to_f32(uint16_t h) { return f32_from_bits(static_cast<uint32_t>(h) << 16); }
 
-// The 32 weights of unit u (elements 32u .. 32u+32) of a matrix row stored in T
-// (F16, BF16, Q8_0, Q4_0 or Q4_K), as kernels::dequantize_row_data gives them.
+// Weight i (0..31) of unit u (elements 32u .. 32u+32) of a matrix row stored in T
+// (F16, BF16, Q8_0, Q4_0 or Q4_K), as kernels::dequantize_row_data gives it. The
+// kernels read a unit with one lane per weight: the lanes' reads fall in one block.
 template <DType T>
-DB_HOST_DEVICE void load_unit(const uint8_t* row, int64_t u, float* w) {
+DB_HOST_DEVICE float load_weight(const uint8_t* row, int64_t u, int i) {
   if constexpr (T == DType::F16) {
-    for (int i = 0; i < 32; ++i) w[i] = half_bits_to_f32(load_u16_le(row + (u * 32 + i) * 2));
+    return half_bits_to_f32(load_u16_le(row + (u * 32 + i) * 2));
   } else if constexpr (T == DType::BF16) {
-    for (int i = 0; i < 32; ++i) w[i] = bf16_bits_to_f32(load_u16_le(row + (u * 32 + i) * 2));
+    return bf16_bits_to_f32(load_u16_le(row + (u * 32 + i) * 2));
   } else if constexpr (T == DType::Q8_0) {
     const uint8_t* b = row + u * 34;
-    const float d = half_bits_to_f32(load_u16_le(b));
-    for (int i = 0; i < 32; ++i) w[i] = d * static_cast<float>(static_cast<int8_t>(b[2 + i]));
+    return half_bits_to_f32(load_u16_le(b)) * static_cast<float>(static_cast<int8_t>(b[2 + i]));
   } else if constexpr (T == DType::Q4_0) {
     const uint8_t* b = row + u * 18;
-    const float d = half_bits_to_f32(load_u16_le(b));
-    for (int j = 0; j < 16; ++j) {
-      w[j] = d * static_cast<float>((b[2 + j] & 15) - 8);
-      w[j + 16] = d * static_cast<float>((b[2 + j] >> 4) - 8);
-    }
-  } else if constexpr (T == DType::Q4_K) {
+    const int q = i < 16 ? (b[2 + i] & 15) : (b[2 + i - 16] >> 4);
+    return half_bits_to_f32(load_u16_le(b)) * static_cast<float>(q - 8);
+  } else {
+    static_assert(T == DType::Q4_K, "matmul weight types: F16, BF16, Q8_0, Q4_0, Q4_K");
     // Super-block u / 8, sub-block s = u % 8: value = d * sc[s] * q - dmin * m[s].
     const uint8_t* b = row + (u / 8) * 144;
     const int s = static_cast<int>(u % 8);
@@ -70,12 +68,9 @@ DB_HOST_DEVICE void load_unit(const uint8_t* row, int64_t u, float* w) {
       sc = (scales[s + 4] & 0xF) | ((scales[s - 4] >> 6) << 4);
       m = (scales[s + 4] >> 4) | ((scales[s] >> 6) << 4);
     }
-    const uint8_t* qs = b + 16 + 32 * (s / 2);  // sub-blocks 2c and 2c+1 share bytes 32c .. 32c+32
-    const float ds = d * static_cast<float>(sc), dm = dmin * static_cast<float>(m);
-    for (int i = 0; i < 32; ++i) {
-      const int q = s % 2 == 0 ? (qs[i] & 15) : (qs[i] >> 4);
-      w[i] = ds * static_cast<float>(q) - dm;
-    }
+    const uint8_t byte = b[16 + 32 * (s / 2) + i];  // sub-blocks 2c and 2c+1 share bytes 32c .. 32c+32
+    const int q = s % 2 == 0 ? (byte & 15) : (byte >> 4);
+    return d * static_cast<float>(sc) * static_cast<float>(q) - dmin * static_cast<float>(m);
   }
 }
 

@@ -11,9 +11,10 @@ constexpr int kWarpsPerBlock = 4;  // one output row per warp
 constexpr int kTokenTile = 8;      // tokens per pass of the GEMM form
 
 // Grid (row blocks, groups); warp w of a block computes output row r for the entries
-// of its group, kTile entries per pass: each lane dequantizes 32-weight units
-// lane, lane + 32, ... of the row once per pass and multiplies them with every
-// entry's activations; the lanes' sums are then added across the warp.
+// of its group, kTile entries per pass. The warp walks the row's 32-weight units in
+// order, lane i decoding weight i of the unit (one block's bytes for all lanes) and
+// multiplying it with element 32u + i of each entry's activations (128 contiguous
+// bytes per entry); each lane's sums are then added across the warp.
 template <DType T, int kTile>
 __global__ void matmul_kernel(const uint8_t* w, int64_t rows, int64_t cols, size_t row_bytes, const float* x,
                               const int32_t* group_start, const int32_t* token_of, int64_t n_entries, float* out) {
@@ -28,25 +29,23 @@ __global__ void matmul_kernel(const uint8_t* w, int64_t rows, int64_t cols, size
     const int n = static_cast<int>(e_end - e0 < kTile ? e_end - e0 : kTile);
     const float* xr[kTile];
     float acc[kTile];
+#pragma unroll
     for (int t = 0; t < kTile; ++t) {
       const int64_t token = t < n ? (token_of ? token_of[e0 + t] : e0 + t) : 0;
-      xr[t] = x + token * cols;
+      xr[t] = x + token * cols + lane;
       acc[t] = 0.0f;
     }
-    float wv[32];
-    for (int64_t u = lane; u < units; u += 32) {
-      load_unit<T>(row, u, wv);
-      for (int t = 0; t < kTile; ++t) {
-        if (t >= n) break;
-        const float* xu = xr[t] + u * 32;
-        float sum = 0.0f;
-        for (int i = 0; i < 32; ++i) sum += wv[i] * xu[i];
-        acc[t] += sum;
-      }
+#pragma unroll 4
+    for (int64_t u = 0; u < units; ++u) {
+      const float wv = load_weight<T>(row, u, lane);
+#pragma unroll
+      for (int t = 0; t < kTile; ++t)
+        if (t < n) acc[t] += wv * xr[t][u * 32];
     }
-    for (int t = 0; t < n; ++t) {
+#pragma unroll
+    for (int t = 0; t < kTile; ++t) {
       const float total = warp_sum(acc[t]);
-      if (lane == 0) out[(e0 + t) * rows + r] = total;
+      if (lane == 0 && t < n) out[(e0 + t) * rows + r] = total;
     }
   }
 }

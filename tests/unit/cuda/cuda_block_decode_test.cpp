@@ -47,11 +47,12 @@ void expect_units_match(int64_t n) {
     quantize_row(T, x.data(), stored.data(), n);
   std::vector<float> want(n), got(n);
   dequantize_row_data(T, stored.data(), want.data(), n);
-  for (int64_t u = 0; u < n / 32; ++u) load_unit<T>(stored.data(), u, got.data() + 32 * u);
+  for (int64_t u = 0; u < n / 32; ++u)
+    for (int i = 0; i < 32; ++i) got[32 * u + i] = load_weight<T>(stored.data(), u, i);
   for (int64_t i = 0; i < n; ++i) ASSERT_EQ(got[i], want[i]) << dtype_name(T) << " element " << i;
 }
 
-TEST(CudaBlockDecode, WeightUnitsMatchDequantizeRowData) {
+TEST(CudaBlockDecode, WeightsMatchDequantizeRowData) {
   expect_units_match<DType::F16>(512);
   expect_units_match<DType::BF16>(512);
   expect_units_match<DType::Q8_0>(512);
