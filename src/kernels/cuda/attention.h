@@ -24,8 +24,9 @@ struct DeviceAttentionIndex {
 // names blocks inside a cache of num_slots slots. Throws db::Error otherwise.
 DeviceAttentionIndex upload_attention_index(const AttentionQueries& queries, int64_t num_slots);
 
-// Largest key or value width the kernel takes.
-inline constexpr int kMaxAttentionHeadDim = 768;
+// Largest key or value width the kernel takes: MLA's latent rows (512 + 64), the widest
+// this project's models use; each lane holds 576 / 32 of them in registers.
+inline constexpr int kMaxAttentionHeadDim = 576;
 
 // out [n_tokens][n_heads][v_head_dim] = softmax(scale * q.k) v over positions [0, p]
 // of each query's sequence, as kernels::paged_attention defines it. q (device,
