@@ -23,7 +23,7 @@ src=tests/fuzz
 command -v clang++ >/dev/null || { echo "[fuzz] clang++ not found (scripts/setup.sh installs it)" >&2; exit 1; }
 echo "[fuzz] building ${targets[*]} in $build/"
 CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DDB_BUILD_FUZZ=ON -DDB_BUILD_TESTS=OFF -DDB_UNITY_BUILD=OFF >/dev/null
+  -DDB_BUILD_FUZZ=ON -DDB_BUILD_TESTS=OFF -DDB_UNITY_BUILD=OFF -DDB_CUDA=OFF >/dev/null  # no CUDA detection
 ninja -C "$build" -j"${FUZZ_JOBS:-$(nproc)}" "${targets[@]}"
 
 work=$(mktemp -d)
