@@ -1,8 +1,7 @@
 #include "cuda_cases.h"
 
-#include <algorithm>
+#include <utility>
 #include <cmath>
-#include <cstring>
 #include <sstream>
 
 #include "kernels/cpu/activations.h"
@@ -16,7 +15,6 @@
 #include "kernels/quantize.h"
 #include "kernels/quantize_k.h"
 #include "tensor/dtype.h"
-#include "tensor/kv_row_bytes.h"
 #include "util/random.h"
 #include "util/thread_pool.h"
 
