@@ -1,8 +1,8 @@
 #include "cuda_cases.h"
 
-#include <utility>
 #include <cmath>
 #include <sstream>
+#include <utility>
 
 #include "kernels/cpu/activations.h"
 #include "kernels/cpu/attention.h"
