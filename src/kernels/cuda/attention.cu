@@ -12,6 +12,7 @@ namespace {
 
 constexpr int kWarpsPerBlock = 4;
 constexpr int kPerLane = kMaxAttentionHeadDim / 32;  // dims d = lane + 32 i held by a lane
+constexpr int kGroup = 4;                            // positions scored together
 
 struct Params {
   const float* q;
@@ -46,24 +47,47 @@ __global__ void attention_kernel(Params p) {
     qv[i] = d < p.k_head_dim ? q[d] : 0.0f;
     acc[i] = 0.0f;
   }
+  const int64_t k0 = static_cast<int64_t>(kvh) * p.k_head_dim, v0 = static_cast<int64_t>(kvh) * p.v_head_dim;
   float m = -INFINITY, l = 0.0f;
-  for (int32_t j = 0; j <= pos; ++j) {
-    const int64_t slot = static_cast<int64_t>(table[j / p.block_size]) * p.block_size + j % p.block_size;
-    const uint8_t* krow = p.k + slot * p.k_row_bytes;
-    const uint8_t* vrow = p.v + slot * p.v_row_bytes;
-    const int64_t k0 = static_cast<int64_t>(kvh) * p.k_head_dim, v0 = static_cast<int64_t>(kvh) * p.v_head_dim;
-    float dot = 0.0f;
-    for (int i = 0; i < kPerLane; ++i) {
-      const int d = lane + 32 * i;
-      if (d < p.k_head_dim) dot += qv[i] * load_element<T>(krow, k0 + d);
+  // kGroup positions per step: their scores' reductions overlap, then the online
+  // softmax takes them in position order against one running maximum.
+  for (int32_t j0 = 0; j0 <= pos; j0 += kGroup) {
+    float score[kGroup];
+    const uint8_t* vrow[kGroup];
+#pragma unroll
+    for (int g = 0; g < kGroup; ++g) {
+      const int32_t j = j0 + g;
+      score[g] = -INFINITY;  // past the query's position: weight 0
+      vrow[g] = nullptr;
+      if (j > pos) continue;  // the same for all lanes: the warp stays converged
+      const int64_t slot = static_cast<int64_t>(table[j / p.block_size]) * p.block_size + j % p.block_size;
+      const uint8_t* krow = p.k + slot * p.k_row_bytes;
+      vrow[g] = p.v + slot * p.v_row_bytes;
+      float dot = 0.0f;
+#pragma unroll
+      for (int i = 0; i < kPerLane; ++i) {
+        const int d = lane + 32 * i;
+        if (d < p.k_head_dim) dot += qv[i] * load_element<T>(krow, k0 + d);
+      }
+      score[g] = warp_sum(dot) * p.scale;
     }
-    const float s = warp_sum(dot) * p.scale;
-    const float m_new = fmaxf(m, s);
-    const float correction = expf(m - m_new), weight = expf(s - m_new);
-    l = l * correction + weight;
-    for (int i = 0; i < kPerLane; ++i) {
-      const int d = lane + 32 * i;
-      if (d < p.v_head_dim) acc[i] = acc[i] * correction + weight * load_element<T>(vrow, v0 + d);
+    float m_new = m;
+#pragma unroll
+    for (int g = 0; g < kGroup; ++g) m_new = fmaxf(m_new, score[g]);  // finite: position j0 <= pos
+    const float correction = expf(m - m_new);
+    l *= correction;
+#pragma unroll
+    for (int i = 0; i < kPerLane; ++i) acc[i] *= correction;
+#pragma unroll
+    for (int g = 0; g < kGroup; ++g) {
+      if (vrow[g] == nullptr) continue;
+      const float weight = expf(score[g] - m_new);
+      l += weight;
+#pragma unroll
+      for (int i = 0; i < kPerLane; ++i) {
+        const int d = lane + 32 * i;
+        if (d < p.v_head_dim) acc[i] += weight * load_element<T>(vrow[g], v0 + d);
+      }
     }
     m = m_new;
   }
