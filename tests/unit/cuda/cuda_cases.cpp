@@ -108,8 +108,7 @@ CaseResult matmul_case(DType t, int64_t rows, int64_t cols, int64_t tokens) {
   return compare("matmul " + dtype_name(t), gpu::to_host<float>(dy, want.size()), want, tol);
 }
 
-CaseResult grouped_matmul_case() {
-  const DType t = DType::Q8_0;
+CaseResult grouped_matmul_case(DType t) {
   const int64_t rows = 64, cols = 256, n_groups = 3, n_tokens = 6;
   const std::vector<uint8_t> w = store_rows(t, normal_floats(n_groups * rows * cols, 3, 0.05f), n_groups * rows, cols);
   const std::vector<float> x = normal_floats(n_tokens * cols, 4);
@@ -129,7 +128,7 @@ CaseResult grouped_matmul_case() {
   gpu::grouped_matmul(dw, dx.as<float>(), dstart.as<int32_t>(), dtok.as<int32_t>(),
                       static_cast<int64_t>(token_of.size()), dout.as<float>(), stream);
   stream.synchronize();
-  return compare("grouped matmul", gpu::to_host<float>(dout, want.size()), want, tol);
+  return compare("grouped matmul " + dtype_name(t), gpu::to_host<float>(dout, want.size()), want, tol);
 }
 
 CaseResult rms_norm_case(int64_t n_rows, int64_t dim) {
@@ -246,7 +245,8 @@ std::vector<CudaCase> cuda_cases() {
     cases.push_back({"Gemv_" + dtype_name(t), [t, cols] { return matmul_case(t, 97, cols, 1); }});
     cases.push_back({"Gemm_" + dtype_name(t), [t, cols] { return matmul_case(t, 97, cols, 13); }});
   }
-  cases.push_back({"GroupedMatmul_Q8_0", grouped_matmul_case});
+  cases.push_back({"GroupedMatmul_Q8_0", [] { return grouped_matmul_case(DType::Q8_0); }});
+  cases.push_back({"GroupedMatmul_Q4_K", [] { return grouped_matmul_case(DType::Q4_K); }});
   cases.push_back({"RmsNorm", [] { return rms_norm_case(5, 1536); }});
   cases.push_back({"RmsNorm_OddWidth", [] { return rms_norm_case(3, 100); }});
   cases.push_back({"Rope_Neox", [] { return rope_case(RopeStyle::NEOX, 1.0f); }});
@@ -256,6 +256,8 @@ std::vector<CudaCase> cuda_cases() {
                    [] { return attention_case({DType::F32, false, 4, 4, 64, 16, {1, 37, 100}, {1, 1, 1}}); }});
   cases.push_back({"Attention_GqaChunkedPrefill_F16",
                    [] { return attention_case({DType::F16, false, 8, 2, 128, 16, {53, 70}, {33, 1}}); }});
+  cases.push_back({"Attention_GqaDecode_LongContext_F16",  // a 188-block table; a group of 4 past the end
+                   [] { return attention_case({DType::F16, false, 8, 2, 128, 16, {3001, 18}, {1, 1}}); }});
   cases.push_back({"Attention_GqaDecode_BF16",
                    [] { return attention_case({DType::BF16, false, 8, 2, 128, 32, {5, 300}, {1, 1}}); }});
   cases.push_back({"Attention_MhaPrefill_Q8_0",
