@@ -48,7 +48,8 @@ void CpuBackend::copy_rows(const float* src, int64_t ld_src, float* dst, int64_t
     for (int64_t r = begin; r < end; ++r)
       std::memcpy(dst + r * ld_dst, src + r * ld_src, static_cast<size_t>(width) * sizeof(float));
   };
-  if (rows * width < kSerialCopyFloats) copy(0, rows); else pool().parallel_for(rows, copy);
+  // One row (a whole buffer, as ComputeBackend::grow copies) stays on the calling thread.
+  if (rows == 1 || rows * width < kSerialCopyFloats) copy(0, rows); else pool().parallel_for(rows, copy);
 }
 
 void CpuBackend::gather_rows(const float* src, int64_t width, const int32_t* host_rows, int64_t n, float* dst) {

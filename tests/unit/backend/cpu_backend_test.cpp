@@ -51,6 +51,12 @@ TEST(CpuBackend, OpsNeedTheHostPool) {
   CpuBackend b;
   std::vector<float> x(4, 1.0f);
   EXPECT_THROW(b.add_rows(x.data(), x.data(), 1, 4), Error);
+  // Growing a buffer needs none, however large what it keeps.
+  DeviceBuffer buf;
+  b.grow(buf, 100000);
+  buf.data()[99999] = 3.0f;
+  b.grow(buf, 200000);
+  EXPECT_EQ(buf.data()[99999], 3.0f);
 }
 
 TEST(CpuBackend, RowCopiesGathersAndWeightedSums) {
