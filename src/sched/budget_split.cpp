@@ -35,7 +35,6 @@ ChunkLimits resolve_chunk_limits(int32_t long_threshold, int32_t shared_threshol
   l.long_threshold = long_threshold;
   l.shared_threshold = shared_threshold > 0 ? shared_threshold : auto_shared_prefill_threshold(long_threshold, block_size);
   if (l.long_threshold > 0) l.shared_threshold = std::min(l.shared_threshold, l.long_threshold);
-  l.shared_floor = std::min(std::max(block_size, 0), l.shared_threshold);
   return l;
 }
 
@@ -55,15 +54,7 @@ int32_t StepBudget::offer(int32_t uncomputed, int64_t position) const {
   if (is_short(uncomputed, position)) return chunk_tokens(uncomputed, left_, 0);
   const int32_t n = chunk_tokens(uncomputed, left_ - short_reserved_, cap());
   if (n == 0 || cap() == 0) return n;
-  return cost_.chunk(position, chunk_cost_limit(position), n);
-}
-
-double StepBudget::chunk_cost_limit(int64_t position) const {
-  // The rule and its reasons: budget_split.h.
-  const double at_start = cost_.cost(0, cap());
-  if (!shared_ || limits_.shared_floor <= 0 || limits_.long_threshold <= 0) return at_start;
-  const double floor = std::min(cost_.cost(position, limits_.shared_floor), cost_.cost(0, limits_.long_threshold) / 4);
-  return std::max(at_start, floor);
+  return cost_.chunk(position, cost_.cost(0, cap()), n);
 }
 
 void StepBudget::take(int32_t uncomputed, int64_t position, int32_t n) {

@@ -19,24 +19,7 @@
 // position p holds the most tokens whose cost is at most that of a cap-sized
 // chunk at position 0 (at least one token), so a chunk deep in a long prompt,
 // whose tokens attend to all the context before them, is shorter and the step
-// lasts about as long as at the prompt's start.
-//
-// A shared chunk deep in a prompt may cost more than that, up to a floor:
-//
-//   shared chunk's cost <= max(cost(0, shared_threshold),
-//                              min(cost(p, shared_floor), cost(0, long_threshold) / 4))
-//
-// that is, it holds at least shared_floor tokens (one KV block) while they
-// cost at most a quarter of a long chunk at position 0. Priced by the
-// position-0 cap alone, a chunk at position 7,000 holds 2-4 tokens, and a step
-// pays its fixed work and a read of the whole cached context for them (a chunk
-// of 1-7 rows pays 1.25-1.9x per row and position what one of 16 does,
-// `ChunkAt7000` in bench/kernels/README.md), so a long prompt beside a stream
-// of short requests slows down. A short request waits for at most one step in
-// flight, which costs up to a long chunk at position 0, then runs its few
-// steps beside shared chunks of at most a quarter of that: its latency stays
-// within a few full steps at any depth, and the bound keeps a shared step
-// short in a context of any length. Short work is also judged by
+// lasts about as long as at the prompt's start. Short work is also judged by
 // cost: a prompt tail deep in its context that costs more than a shared chunk
 // at position 0 is long work, chunked. A decode (one missing token) is always
 // short work, whatever its position, so decodes are never starved.
@@ -66,13 +49,11 @@ int32_t auto_shared_prefill_threshold(int32_t long_prefill_threshold, int32_t bl
 struct ChunkLimits {
   int32_t long_threshold = 0;    // cap of a chunk in a step without short work
   int32_t shared_threshold = 0;  // cap of a long chunk in a step with short work; <= long_threshold when both > 0
-  int32_t shared_floor = 0;      // tokens a shared chunk may hold at any depth within its bound (see above); 0 = none
 };
 
 // The limits a step uses: `long_threshold` as given (0 = no cap) and the shared
 // one as given or, when 0, auto_shared_prefill_threshold of it; the shared one at
-// most the long one when both are set. The shared floor is one block, at most
-// the shared threshold.
+// most the long one when both are set.
 ChunkLimits resolve_chunk_limits(int32_t long_threshold, int32_t shared_threshold, int32_t block_size);
 
 // One step's budget as it is handed out, short work before long chunks.
@@ -92,7 +73,7 @@ class StepBudget {
 
   // Tokens a sequence with `uncomputed` missing tokens after `position` may
   // compute now: all of them for short work (within what is left), else a chunk
-  // of what the unserved short work leaves, cut to chunk_cost_limit (see above).
+  // of what the unserved short work leaves, cut to the cap's cost (see above).
   // 0 = none this step.
   int32_t offer(int32_t uncomputed, int64_t position) const;
   // Records that that sequence computes `n` now.
@@ -109,8 +90,6 @@ class StepBudget {
   void take_spare(int32_t n) { left_ -= n; }
   // The cap of a long chunk in this step (0 = none).
   int32_t cap() const { return shared_ ? limits_.shared_threshold : limits_.long_threshold; }
-  // The most a capped chunk from `position` may cost in this step (see above).
-  double chunk_cost_limit(int64_t position) const;
 
  private:
   ChunkLimits limits_;

@@ -2,8 +2,6 @@
 // of the step budget, and the fit of the attention rate from step times.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-
 #include "sched/budget_split.h"
 #include "sched/prefill_cost.h"
 #include "sched/step_cost_fit.h"
@@ -104,39 +102,6 @@ TEST(CostCappedChunks, DecodesAreShortWorkAtAnyDepthButADeepPromptTailIsNot) {
   b.take(1, 100000, 1);
   b.take(1, 50000, 1);
   EXPECT_EQ(b.offer(8000, 7000), cost.max_tokens(7000, cost.cost(0, 64), 64));
-}
-
-TEST(CostCappedChunks, ASharedChunkDeepInAPromptHoldsABlockWhileItCostsAtMostAQuarterOfALongChunk) {
-  const ChunkLimits limits = resolve_chunk_limits(512, 0, 16);
-  EXPECT_EQ(limits.shared_threshold, 64);
-  EXPECT_EQ(limits.shared_floor, 16);  // one block
-  const PrefillCost cost{1e-3};
-  const double quarter_long = cost.cost(0, 512) / 4;  // 160.8
-  const StepBudget shared(2048, limits, 1, true, cost);
-  EXPECT_EQ(shared.offer(8000, 0), 64);  // shallow: the position-0 cap as before
-  EXPECT_EQ(shared.offer(8000, 1000), cost.max_tokens(1000, cost.cost(0, 64), 64));
-  EXPECT_EQ(cost.max_tokens(7000, cost.cost(0, 64), 64), 8);  // what the position-0 cap alone buys there
-  EXPECT_LE(cost.cost(7000, 16), quarter_long);
-  EXPECT_EQ(shared.offer(8000, 7000), 16);  // a block
-  // Where a block costs more than a quarter of a long chunk at position 0, that quarter is the bound.
-  EXPECT_GT(cost.cost(20000, 16), quarter_long);
-  EXPECT_EQ(shared.offer(8000, 20000), cost.max_tokens(20000, quarter_long, 64));
-  EXPECT_EQ(shared.offer(8000, 20000), 7);
-  EXPECT_EQ(shared.offer(1, 100000), 1);  // a decode is short work, as before
-
-  const StepBudget alone(2048, limits, 0, false, cost);  // a step without short work keeps its cap's cost
-  EXPECT_EQ(alone.offer(8000, 7000), cost.max_tokens(7000, cost.cost(0, 512), 512));
-  const StepBudget by_tokens(2048, limits, 1, true);     // priced by tokens the floor never binds
-  EXPECT_EQ(by_tokens.offer(8000, 7000), 64);
-
-  for (double rate : {kShapeRate, 1.5e-3, 0.05}) {  // at every depth, the largest chunk within that bound
-    const PrefillCost c{rate};
-    const StepBudget b(2048, limits, 1, true, c);
-    for (int64_t p = 0; p <= 32000; p += 250) {
-      const double bound = std::max(c.cost(0, 64), std::min(c.cost(p, 16), c.cost(0, 512) / 4));
-      ASSERT_EQ(b.offer(8000, p), c.chunk(p, bound, 64)) << "rate " << rate << " p " << p;
-    }
-  }
 }
 
 StepCostFit::Work work(double tokens, double positions) { return StepCostFit::Work{tokens, positions}; }
