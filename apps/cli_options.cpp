@@ -22,12 +22,21 @@ void add_model_options(CLI::App& app, ModelOptions& o) {
                "GGUF files: load a copy pre-packed for this CPU, written on first use under "
                "$XDG_CACHE_HOME/deepbatch/packed (about the file's size), so later starts map the matrices "
                "instead of repacking them");
+  app.add_option("--device", o.device,
+                 "Where the model computes: cpu, or cuda (device 0; builds configured with -DDB_CUDA=ON)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
 }
 
 LoadOptions load_options(const ModelOptions& o) {
   LoadOptions l;
   if (!o.quantize.empty()) l.quantize = load_quantize_type_from_name(o.quantize);
   l.pack = o.pack;
+  l.device = device_from_name(o.device);
+  const std::string why = device_unavailable_reason(l.device);
+  if (!why.empty()) throw Error("--device " + o.device + ": " + why);
+  if (l.device != Device::Cpu && l.pack)
+    throw Error("--pack loads a copy packed for this CPU; --device " + o.device + " reads the file's rows: drop --pack");
   return l;
 }
 

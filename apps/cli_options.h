@@ -22,6 +22,7 @@ struct ModelOptions {
   std::string kv_dtype = "f16";  // KV cache element type: f16, bf16, f32
   std::string quantize;          // a quantized checkpoint's matrices converted to this type; "" = its default
   bool pack = false;             // load a GGUF file through its pre-packed copy (model/packed_cache.h)
+  std::string device = "cpu";    // where the model computes: cpu | cuda (backend/backend_device.h)
 };
 
 struct SamplingOptions {
@@ -38,7 +39,9 @@ struct SamplingOptions {
 };
 
 void add_model_options(CLI::App& app, ModelOptions& o);
-// How the model is loaded: --quantize and --pack as LoadOptions (throws db::Error for an unknown type).
+// How the model is loaded: --quantize, --pack and --device as LoadOptions. Throws
+// db::Error for an unknown type, a device this build or machine cannot compute on
+// (backend/backend_device.h says why), or --pack with --device cuda.
 LoadOptions load_options(const ModelOptions& o);
 void add_sampling_options(CLI::App& app, SamplingOptions& o);
 

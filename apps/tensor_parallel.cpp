@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "dist/numa_placement.h"
@@ -45,6 +46,9 @@ LoadOptions shard_load_options(const ModelOptions& model, const dist::ParallelCo
   LoadOptions o = load_options(model);
   o.tensor_parallel_join = dist::shard_join_from_name(p.tensor_parallel_join);
   if (group == nullptr) return o;
+  if (o.device != Device::Cpu)
+    throw Error(std::string("--device ") + device_name(o.device) +
+                " runs the model in one process: tensor and expert parallelism (--tp, --ep) are CPU-only");
   auto* groups = dynamic_cast<dist::ParallelGroups*>(group);
   DB_CHECK(groups != nullptr, "a split model loads with the groups of open_tensor_parallel");
   o.tensor_parallel = groups->tensor();

@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-#include "backend/cpu_backend.h"
+#include "backend/backend_device.h"
 #include "dist/communicator.h"
 #include "dist/gather_columns.h"
 #include "model/rope_frequencies.h"
@@ -81,7 +81,7 @@ DeepseekDecoder::DeepseekDecoder(std::unique_ptr<ModelSource> src, ModelConfig c
   weights_ = load_deepseek_weights(*src_, config_, load_pool, experts_, shard_);
   inv_freq_ = rope_inv_freq(config_);
   rope_mscale_ = rope_mscale(config_);
-  backend_ = std::make_unique<CpuBackend>();
+  backend_ = make_backend(src_->device());
   prepare_global_weights(*backend_, weights_);
   for (MlaLayerWeights& l : weights_.layers) prepare_mla_layer_weights(*backend_, l);
   backend_->prepare_vector(inv_freq_);

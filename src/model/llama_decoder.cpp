@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "backend/cpu_backend.h"
+#include "backend/backend_device.h"
 #include "dist/gather_columns.h"
 #include "model/rope_frequencies.h"
 #include "util/error.h"
@@ -52,7 +52,7 @@ LlamaDecoder::LlamaDecoder(std::unique_ptr<ModelSource> src, ModelConfig config,
   weights_ = load_llama_weights(*src_, config_, load_pool, plan_);
   inv_freq_ = rope_inv_freq(config_);
   rope_mscale_ = rope_mscale(config_);
-  backend_ = std::make_unique<CpuBackend>();
+  backend_ = make_backend(src_->device());
   prepare_llama_weights(*backend_, weights_);
   backend_->prepare_vector(inv_freq_);
 }

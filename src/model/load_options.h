@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "backend/backend_device.h"
 #include "dist/shard_plan.h"
 #include "tensor/dtype.h"
 
@@ -36,6 +37,9 @@ struct LoadOptions {
   // The job's group, over which rank 0 sends every step to the others (with both
   // groups above: dist/parallel_groups.h). Null: the one group that is split.
   dist::Communicator* world = nullptr;
+  // Where the model computes (backend/backend_device.h). Cuda: matrices are handed
+  // to the backend in the file's row layout, never repacked for the CPU.
+  Device device = Device::Cpu;
 };
 
 // The types --quantize accepts: F32, F16, BF16, Q4_0, Q4_1, Q4_K, Q5_0, Q5_1, Q8_0.

@@ -44,6 +44,7 @@ ModelSource::~ModelSource() = default;
 std::unique_ptr<ModelSource> ModelSource::open(const std::string& path, const LoadOptions& options) {
   std::unique_ptr<ModelSource> src(new ModelSource());
   src->path_ = path;
+  src->device_ = options.device;
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
     src->hf_ = HFCheckpoint::open(path);

@@ -41,6 +41,8 @@ class ModelSource {
   std::string config_path() const;
   // The registry entry of this model's architecture (model/registry.h).
   const Architecture& arch() const { return *arch_; }
+  // Where the model built from this source computes (LoadOptions::device).
+  Device device() const { return device_; }
   // The architecture in GGUF spelling ("llama", "qwen2"); for a checkpoint, the
   // entry whose hf_model_types holds config.json's model_type.
   const std::string& architecture() const;
@@ -73,6 +75,7 @@ class ModelSource {
   std::unique_ptr<HFCheckpoint> hf_;
   std::unique_ptr<CheckpointConverter> converter_;  // a quantized checkpoint's, else null
   const Architecture* arch_ = nullptr;  // a registry entry; set by open
+  Device device_ = Device::Cpu;
 };
 
 }  // namespace db

@@ -56,6 +56,7 @@ std::vector<float> load_f32(const ModelSource& src, const std::string& name, int
 }
 
 TensorView MatrixPreparer::operator()(const TensorView& w, bool keep_source) const {
+  if (src.device() != Device::Cpu) return w;  // a device backend uploads the file's rows (LoadOptions::device)
   TensorView out = packed.prepare(w, pool);
   if (out.data != w.data && !keep_source && in_file_mapping(src, w)) release_mapped_range(w.data, w.nbytes());
   if (!keep_source) src.note_prepared(w, out);  // a converted matrix is freed once wholly repacked

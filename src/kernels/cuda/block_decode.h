@@ -38,11 +38,15 @@ DB_HOST_DEVICE inline float half_bits_to_f32(uint16_t h) {
 DB_HOST_DEVICE inline float bf16_bits_to_f32(uint16_t h) { return f32_from_bits(static_cast<uint32_t>(h) << 16); }
 
 // Weight i (0..31) of unit u (elements 32u .. 32u+32) of a matrix row stored in T
-// (F16, BF16, Q8_0, Q4_0 or Q4_K), as kernels::dequantize_row_data gives it. The
+// (F32, F16, BF16, Q8_0, Q4_0 or Q4_K), as kernels::dequantize_row_data gives it. The
 // kernels read a unit with one lane per weight: the lanes' reads fall in one block.
 template <DType T>
 DB_HOST_DEVICE float load_weight(const uint8_t* row, int64_t u, int i) {
-  if constexpr (T == DType::F16) {
+  if constexpr (T == DType::F32) {  // small f32 matrices: the MoE router
+    float v;
+    memcpy(&v, row + (u * 32 + i) * 4, sizeof v);
+    return v;
+  } else if constexpr (T == DType::F16) {
     return half_bits_to_f32(load_u16_le(row + (u * 32 + i) * 2));
   } else if constexpr (T == DType::BF16) {
     return bf16_bits_to_f32(load_u16_le(row + (u * 32 + i) * 2));
@@ -54,7 +58,7 @@ DB_HOST_DEVICE float load_weight(const uint8_t* row, int64_t u, int i) {
     const int q = i < 16 ? (b[2 + i] & 15) : (b[2 + i - 16] >> 4);
     return half_bits_to_f32(load_u16_le(b)) * static_cast<float>(q - 8);
   } else {
-    static_assert(T == DType::Q4_K, "matmul weight types: F16, BF16, Q8_0, Q4_0, Q4_K");
+    static_assert(T == DType::Q4_K, "matmul weight types: F32, F16, BF16, Q8_0, Q4_0, Q4_K");
     // Super-block u / 8, sub-block s = u % 8: value = d * sc[s] * q - dmin * m[s].
     const uint8_t* b = row + (u / 8) * 144;
     const int s = static_cast<int>(u % 8);

@@ -63,6 +63,7 @@ void launch(const DeviceMatrix& w, const float* x, const int32_t* group_start, c
                                                    n_entries, out);                                         \
     break;
   switch (w.dtype) {
+    DB_CUDA_MATMUL_CASE(DType::F32)
     DB_CUDA_MATMUL_CASE(DType::F16)
     DB_CUDA_MATMUL_CASE(DType::BF16)
     DB_CUDA_MATMUL_CASE(DType::Q8_0)
@@ -78,7 +79,7 @@ void launch(const DeviceMatrix& w, const float* x, const int32_t* group_start, c
 }  // namespace
 
 bool matmul_supports(DType t) {
-  return t == DType::F16 || t == DType::BF16 || t == DType::Q8_0 || t == DType::Q4_0 || t == DType::Q4_K;
+  return t == DType::F32 || t == DType::F16 || t == DType::BF16 || t == DType::Q8_0 || t == DType::Q4_0 || t == DType::Q4_K;
 }
 
 DeviceMatrix upload_matrix(DType t, const void* host, int64_t rows, int64_t cols, int n_groups) {

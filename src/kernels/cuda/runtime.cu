@@ -42,6 +42,38 @@ DeviceInfo device_info() {
   return info;
 }
 
+void* device_alloc_zeroed(size_t bytes) {
+  require_device();
+  void* p = nullptr;
+  if (bytes == 0) return nullptr;
+  check(cudaMalloc(&p, bytes), "cudaMalloc");
+  const cudaError_t e = cudaMemset(p, 0, bytes);
+  if (e != cudaSuccess) cudaFree(p);
+  check(e, "cudaMemset");
+  return p;
+}
+
+void device_free(void* p) noexcept {
+  if (p) cudaFree(p);
+}
+
+void copy_host_to_device(void* dst, const void* host_src, size_t bytes) {
+  if (bytes > 0) check(cudaMemcpy(dst, host_src, bytes, cudaMemcpyHostToDevice), "copy to device");
+}
+
+void copy_device_to_host(void* host_dst, const void* src, size_t bytes) {
+  if (bytes > 0) check(cudaMemcpy(host_dst, src, bytes, cudaMemcpyDeviceToHost), "copy to host");
+}
+
+void copy_device_to_device(void* dst, const void* src, size_t bytes) {
+  if (bytes > 0) check(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToDevice), "copy on device");
+}
+
+void memory_info(size_t* free_bytes, size_t* total_bytes) {
+  require_device();
+  check(cudaMemGetInfo(free_bytes, total_bytes), "cudaMemGetInfo");
+}
+
 DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) {
   require_device();
   if (bytes > 0) check(cudaMalloc(&ptr_, bytes), "cudaMalloc");

@@ -27,6 +27,16 @@ struct DeviceInfo {
 // Device 0's properties (cudaDeviceGetAttribute); requires a device.
 DeviceInfo device_info();
 
+// Raw device memory for owners of their own (the compute backend's buffers, the KV
+// pool): device_alloc_zeroed gives `bytes` zeroed, device_free takes it back. The
+// copies are synchronous, like DeviceBuffer's. memory_free/total: cudaMemGetInfo.
+void* device_alloc_zeroed(size_t bytes);
+void device_free(void* p) noexcept;
+void copy_host_to_device(void* dst, const void* host_src, size_t bytes);
+void copy_device_to_host(void* host_dst, const void* src, size_t bytes);
+void copy_device_to_device(void* dst, const void* src, size_t bytes);
+void memory_info(size_t* free_bytes, size_t* total_bytes);
+
 // `bytes` of device memory, freed on destruction; move-only. Copies are synchronous
 // and ordered after all work already launched on any Stream (blocking streams).
 class DeviceBuffer {
