@@ -35,6 +35,11 @@ void add_engine_options(CLI::App& app, EngineOptions& o, bool with_max_num_seqs)
   app.add_option("--kv-cache-memory", o.kv_cache_memory,
                  "Bytes for the KV cache, e.g. 2G or 512M (default: a share of available memory)")
       ->transform(CLI::AsSizeValue(false));
+  app.add_option("--gpu-memory-utilization", o.gpu_memory_utilization,
+                 "--device cuda without --kv-cache-memory: the KV cache takes what is free of this share of the "
+                 "device's memory once the weights are in")
+      ->check(CLI::Range(0.01, 1.0))
+      ->capture_default_str();
   app.add_flag("--enable-prefix-caching,!--no-enable-prefix-caching", o.enable_prefix_caching,
                "Reuse the KV cache of identical prompt prefixes (default on)");
   app.add_option("--admission", o.admission,
@@ -158,6 +163,7 @@ EngineConfig make_engine_config(const ModelOptions& model, const EngineOptions& 
   c.block_size = model.block_size;
   c.kv_dtype = parse_kv_dtype(model.kv_dtype);
   c.kv_cache_memory = engine.kv_cache_memory;
+  c.gpu_memory_utilization = engine.gpu_memory_utilization;
   c.enable_prefix_caching = engine.enable_prefix_caching;
   c.admission = admission_policy_from_name(engine.admission, "--admission");
   c.decode_headroom = engine.decode_headroom;

@@ -17,6 +17,7 @@ struct EngineOptions {
   int max_num_batched_tokens = 0;  // tokens per step at most (0 = 2048; MoE models: as above)
   int long_prefill_threshold = 0;                                      // 0 = auto
   std::string prefill_cost = "fitted";                                 // fitted | shape | tokens
+  double gpu_memory_utilization = 0.9;                                  // --device cuda: device memory share
   int64_t kv_cache_memory = 0;                                         // bytes; 0 = a share of available memory
   bool enable_prefix_caching = true;                                   // reuse KV of identical prompt prefixes
   std::string admission = "reserve";                                   // reserve | first-chunk

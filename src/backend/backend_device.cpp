@@ -1,5 +1,7 @@
 #include "backend/backend_device.h"
 
+#include <string>
+
 #include "backend/cpu_backend.h"
 #include "util/error.h"
 
@@ -25,6 +27,24 @@ std::string device_unavailable_reason(Device d) {
 #else
   return "this build has no CUDA support: configure with -DDB_CUDA=ON";
 #endif
+}
+
+int64_t device_kv_budget(const ComputeBackend& b, double utilization) {
+  if (!(utilization > 0 && utilization <= 1))
+    throw Error("--gpu-memory-utilization must be in (0, 1], got " + std::to_string(utilization));
+#if defined(DB_HAVE_CUDA_BACKEND)
+  if (std::string(b.name()) == "cuda") {
+    size_t free_bytes = 0, total_bytes = 0;
+    kernels::cuda::memory_info(&free_bytes, &total_bytes);
+    const double used = static_cast<double>(total_bytes - free_bytes);
+    const auto budget = static_cast<int64_t>(utilization * static_cast<double>(total_bytes) - used);
+    if (budget <= 0)
+      throw Error("no device memory left for the KV cache: " + std::to_string(total_bytes >> 20) + " MiB in all, " +
+                  std::to_string(static_cast<int64_t>(used) >> 20) + " MiB in use; raise --gpu-memory-utilization");
+    return budget;
+  }
+#endif
+  throw Error(std::string("device_kv_budget: backend ") + b.name() + " has no device memory");
 }
 
 std::unique_ptr<ComputeBackend> make_backend(Device d) {

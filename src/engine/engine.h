@@ -66,6 +66,9 @@ struct EngineConfig {
   DType kv_dtype = DType::F16;           // KV cache element type
   int64_t kv_cache_memory = 0;           // bytes for the KV cache (0 = kv_cache_fraction of available memory)
   double kv_cache_fraction = 0.25;       // share of available memory used when kv_cache_memory is 0
+  // A model on a device (--device cuda) with kv_cache_memory 0: the KV pool takes what
+  // is free of this share of the device's memory once the weights and buffers are in.
+  double gpu_memory_utilization = 0.9;
   bool enable_prefix_caching = true;     // reuse cached full blocks of identical prompt prefixes
   // How requests are admitted when KV blocks are short (sched/scheduler.h,
   // "Admission"): Reserve admits a request only when its prompt and its next

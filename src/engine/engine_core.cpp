@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 
+#include "backend/backend_device.h"
 #include "engine/model_macs.h"
 #include "engine/moe_batch_sizing.h"
 #include "engine/step_composition.h"
@@ -70,7 +71,9 @@ std::string describe_kv_pool(const KVCacheSpec& spec, int32_t num_blocks) {
 
 int32_t engine_num_kv_blocks(const Model& model, const EngineConfig& cfg, size_t draft_bytes_per_token) {
   int64_t budget = cfg.kv_cache_memory;
-  if (budget == 0) {
+  if (budget == 0 && model.kv_memory() != nullptr) {
+    budget = device_kv_budget(*model.kv_memory(), cfg.gpu_memory_utilization);
+  } else if (budget == 0) {
     const std::optional<int64_t> avail = available_memory_bytes();
     if (!avail) throw Error("kv_cache_memory: the available memory cannot be read here; set the KV cache size explicitly");
     budget = static_cast<int64_t>(static_cast<double>(*avail) * cfg.kv_cache_fraction);
@@ -157,7 +160,8 @@ EngineCore::EngineCore(Model& model, const Tokenizer& tokenizer, const EngineCon
   limits_.block_size = cfg.block_size;
   limits_.num_usable_blocks = sc.num_blocks - 1;
 
-  kv_ = std::make_unique<KVStore>(model.kv_cache_shape(), sc.num_blocks, cfg.block_size, cfg.kv_dtype);
+  kv_ = std::make_unique<KVStore>(model.kv_cache_shape(), sc.num_blocks, cfg.block_size, cfg.kv_dtype,
+                                  model.kv_memory());
   kv_summary_ = describe_kv_pool(engine_kv_cache_spec(model, cfg), sc.num_blocks);
   if (draft_kv) kv_summary_ += (mtp ? "; MTP module " : "; draft model ") + describe_kv_pool(*draft_kv, sc.num_blocks);
   sched_ = std::make_unique<Scheduler>(std::move(sc));

@@ -95,6 +95,10 @@ DeepseekDecoder::DeepseekDecoder(std::unique_ptr<ModelSource> src, ModelConfig c
   if (layer_profile_requested()) profile_ = std::make_unique<LayerProfile>(config_.n_layers);
 }
 
+ComputeBackend* DeepseekDecoder::kv_memory() const {
+  return src_->device() == Device::Cpu ? nullptr : backend_.get();
+}
+
 KVCacheShape DeepseekDecoder::kv_cache_shape() const {
   return KVCacheShape::latent(config_.n_layers, config_.mla.kv_lora_rank, config_.mla.qk_rope_dim);
 }

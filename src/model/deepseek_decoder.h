@@ -67,6 +67,7 @@ class DeepseekDecoder : public Model {
   const ModelConfig& config() const override { return config_; }
   // Latent: one row of kv_lora_rank + qk_rope_dim per token and layer; V = its first kv_lora_rank.
   KVCacheShape kv_cache_shape() const override;
+  ComputeBackend* kv_memory() const override;
   void forward(const Batch& batch, const AttentionMetadata& attn, KVStore& kv, ThreadPool& pool,
                std::vector<float>& logits) override;
   // Counted after each MoE layer's forward; nullptr for a dense model. Expert

@@ -13,18 +13,24 @@
 #include <cstdint>
 #include <memory>
 
+#include "backend/device_buffer.h"
 #include "kvcache/kv_cache_shape.h"
 #include "tensor/dtype.h"
 
 namespace db {
+
+class ComputeBackend;
 
 class KVStore {
  public:
   // dtype: F16 (default), F32, BF16 or Q8_0; anything else throws db::Error, as do an
   // invalid shape and non-positive block counts. Memory is reserved zeroed and
   // committed by the OS as it is touched; throws db::Error when it cannot be
-  // reserved.
-  KVStore(const KVCacheShape& shape, int64_t num_blocks, int block_size, DType dtype = DType::F16);
+  // reserved. `memory`: a device backend (Model::kv_memory()) whose memory holds the
+  // arrays instead (zeroed, allocated at once; the addresses below are then
+  // addresses in that backend's memory, for its ops only); it must outlive the store.
+  KVStore(const KVCacheShape& shape, int64_t num_blocks, int block_size, DType dtype = DType::F16,
+          ComputeBackend* memory = nullptr);
   KVStore(const KVStore&) = delete;
   KVStore& operator=(const KVStore&) = delete;
 
@@ -60,6 +66,10 @@ class KVStore {
   const uint8_t* k_row(int layer, int64_t slot) const { return k_layer(layer) + check_slot(slot) * k_row_nbytes_; }
   const uint8_t* v_row(int layer, int64_t slot) const { return v_layer(layer) + check_slot(slot) * v_row_nbytes_; }
 
+  // Copies `bytes` between two places of this store (rows of whole blocks: a multiple
+  // of 4 bytes when the store is in a backend's memory), in whichever memory holds it.
+  void copy_bytes(uint8_t* dst, const uint8_t* src, size_t bytes);
+
  private:
   uint8_t* base(int layer, bool v) const;
   size_t check_slot(int64_t slot) const;
@@ -74,7 +84,9 @@ class KVStore {
   size_t k_row_nbytes_ = 0, v_row_nbytes_ = 0;  // row strides in bytes
   size_t k_array_nbytes_ = 0;                   // one layer's K array
   size_t layer_nbytes_ = 0;                     // one layer: K, then V when it has its own
-  std::unique_ptr<uint8_t, FreeDeleter> data_;
+  std::unique_ptr<uint8_t, FreeDeleter> data_;  // host memory, or
+  ComputeBackend* memory_ = nullptr;            // the backend whose memory holds device_
+  DeviceBuffer device_;
 };
 
 }  // namespace db

@@ -57,6 +57,10 @@ LlamaDecoder::LlamaDecoder(std::unique_ptr<ModelSource> src, ModelConfig config,
   backend_->prepare_vector(inv_freq_);
 }
 
+ComputeBackend* LlamaDecoder::kv_memory() const {
+  return src_->device() == Device::Cpu ? nullptr : backend_.get();
+}
+
 KVCacheShape LlamaDecoder::kv_cache_shape() const {
   return KVCacheShape::key_value(config_.n_layers, plan_.n_kv_heads(), config_.head_dim);
 }

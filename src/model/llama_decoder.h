@@ -37,6 +37,7 @@ class LlamaDecoder : public Model {
   const ModelConfig& config() const override { return config_; }
   // KeyValue: K and V of this rank's KV heads (all of them without a group), head_dim each.
   KVCacheShape kv_cache_shape() const override;
+  ComputeBackend* kv_memory() const override;
   void forward(const Batch& batch, const AttentionMetadata& attn, KVStore& kv, ThreadPool& pool,
                std::vector<float>& logits) override;
 

@@ -62,6 +62,10 @@ class Model {
   // norm) from the last forward(), valid until the next forward() or MTP call;
   // empty unless the MTP module is loaded.
   virtual std::span<const float> last_hidden_states() const { return {}; }
+
+  // The backend whose memory must hold this model's KV stores (KVStore's `memory`):
+  // a device backend's (--device cuda); nullptr for host memory.
+  virtual ComputeBackend* kv_memory() const { return nullptr; }
 };
 
 // Opens a .gguf file or a Hugging Face checkpoint directory and builds the

@@ -1,6 +1,5 @@
 #include "runner/kv_block_copy.h"
 
-#include <cstring>
 #include <string>
 
 #include "util/error.h"
@@ -17,10 +16,10 @@ void copy_kv_blocks(KVStore& kv, std::span<const BlockCopy> copies) {
                   " is outside the store of " + std::to_string(kv.num_blocks()) + " blocks");
     if (c.src == c.dst) continue;
     for (int layer = 0; layer < kv.n_layers(); ++layer) {
-      std::memcpy(kv.k_row(layer, c.dst * bs), kv.k_row(layer, c.src * bs), k_block_bytes);
+      kv.copy_bytes(kv.k_row(layer, c.dst * bs), kv.k_row(layer, c.src * bs), k_block_bytes);
       // Latent: V is part of the K rows just copied.
       if (kv.has_v_arrays())
-        std::memcpy(kv.v_row(layer, c.dst * bs), kv.v_row(layer, c.src * bs), v_block_bytes);
+        kv.copy_bytes(kv.v_row(layer, c.dst * bs), kv.v_row(layer, c.src * bs), v_block_bytes);
     }
   }
 }

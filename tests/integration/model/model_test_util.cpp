@@ -39,7 +39,7 @@ PagedRunner::PagedRunner(Model& model, int block_size, int64_t num_blocks, DType
                          uint32_t shuffle_seed)
     : model_(model),
       block_size_(block_size),
-      kv_(std::make_unique<KVStore>(model.kv_cache_shape(), num_blocks, block_size, kv_dtype)),
+      kv_(std::make_unique<KVStore>(model.kv_cache_shape(), num_blocks, block_size, kv_dtype, model.kv_memory())),
       pool_(std::make_unique<ThreadPool>(threads)) {
   for (int32_t b = 0; b < num_blocks; ++b) free_blocks_.push_back(b);
   std::mt19937 rng(shuffle_seed);

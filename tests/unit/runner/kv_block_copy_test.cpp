@@ -4,14 +4,17 @@
 
 #include <cstring>
 
+#include "backend/cpu_backend.h"
 #include "util/error.h"
 
 namespace db {
 namespace {
 
-TEST(KVBlockCopy, CopiesEveryRowOfEveryLayer) {
+// `memory`: null for host memory, or a backend whose memory holds the store (as a
+// device backend's would; the CPU backend's is host memory the test can read).
+void check_copies_every_row_of_every_layer(ComputeBackend* memory) {
   KVStore kv(KVCacheShape::key_value(/*n_layers=*/2, /*n_kv_heads=*/2, /*head_dim=*/4), /*num_blocks=*/4,
-             /*block_size=*/3, DType::F32);
+             /*block_size=*/3, DType::F32, memory);
   const size_t row = kv.k_row_nbytes();
   ASSERT_EQ(kv.v_row_nbytes(), row);
   for (int l = 0; l < 2; ++l)
@@ -28,6 +31,16 @@ TEST(KVBlockCopy, CopiesEveryRowOfEveryLayer) {
       EXPECT_EQ(kv.k_row(l, 2 * 3 + r)[0], uint8_t(1 + l * 50 + 2 * 3 + r));  // untouched
     }
   EXPECT_EQ(kv.k_row(0, 0)[0], 1);
+}
+
+TEST(KVBlockCopy, CopiesEveryRowOfEveryLayer) { check_copies_every_row_of_every_layer(nullptr); }
+
+// A store in a backend's memory is allocated and copied through that backend.
+TEST(KVBlockCopy, CopiesInTheMemoryOfABackend) {
+  CpuBackend backend;
+  ThreadPool pool(1);
+  backend.set_host_pool(pool);
+  check_copies_every_row_of_every_layer(&backend);
 }
 
 // Latent: one array per layer; the copy moves whole latent rows (V is their
