@@ -44,17 +44,24 @@ CaseResult compare(const std::string& what, const std::vector<float>& got, const
   return {true, os.str()};
 }
 
-namespace {
-
-using namespace db::kernels;
-namespace gpu = db::kernels::cuda;
-
-std::vector<float> normal_floats(size_t n, uint64_t seed, float sigma = 1.0f) {
+std::vector<float> normal_floats(size_t n, uint64_t seed, float sigma) {
   Rng rng(seed);
   std::vector<float> v(n);
   for (auto& x : v) x = static_cast<float>(rng.normal()) * sigma;
   return v;
 }
+
+std::vector<double> relative_tol(const std::vector<float>& want, double rel, double abs) {
+  std::vector<double> tol(want.size());
+  for (size_t i = 0; i < want.size(); ++i) tol[i] = rel * std::fabs(want[i]) + abs;
+  return tol;
+}
+
+namespace {
+
+using namespace db::kernels;
+namespace gpu = db::kernels::cuda;
+
 
 // rows rows of n floats stored in t (quantize_row, or the Q4_K quantizer).
 std::vector<uint8_t> store_rows(DType t, const std::vector<float>& x, int64_t rows, int64_t n) {
@@ -69,11 +76,6 @@ std::vector<uint8_t> store_rows(DType t, const std::vector<float>& x, int64_t ro
   return out;
 }
 
-std::vector<double> relative_tol(const std::vector<float>& want, double rel, double abs) {
-  std::vector<double> tol(want.size());
-  for (size_t i = 0; i < want.size(); ++i) tol[i] = rel * std::fabs(want[i]) + abs;
-  return tol;
-}
 
 // Reference: the CPU's dequantized weights times x, summed in double; the tolerance is
 // 1e-5 of the sum of |w x| (f32 sums over up to a few thousand products).
@@ -266,6 +268,7 @@ std::vector<CudaCase> cuda_cases() {
                    [] { return attention_case({DType::F16, true, 16, 1, 0, 16, {1, 90}, {1, 1}}); }});
   cases.push_back({"Attention_MlaLatentChunk_Q8_0",
                    [] { return attention_case({DType::Q8_0, true, 16, 1, 0, 16, {45}, {12}}); }});
+  for (CudaCase& c : cuda_backend_cases()) cases.push_back(std::move(c));
   return cases;
 }
 

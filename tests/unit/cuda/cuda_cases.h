@@ -2,6 +2,8 @@
 // gtest binary (ctest label cuda) and the dependency-free cuda_check runner of
 // scripts/gpu_check.sh run the same cases. Each needs a CUDA device.
 #pragma once
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -20,11 +22,19 @@ struct CudaCase {
   std::function<CaseResult()> run;
 };
 
+// Every case: the kernels' (cuda_cases.cpp), then the CUDA backend's ops against the
+// CPU backend's (cuda_backend_cases.cpp).
 std::vector<CudaCase> cuda_cases();
+std::vector<CudaCase> cuda_backend_cases();
 
 // The check every case ends with: got (the device's result) against want (the CPU's),
 // element i within tol[i]; a NaN never passes.
 CaseResult compare(const std::string& what, const std::vector<float>& got, const std::vector<float>& want,
                    const std::vector<double>& tol);
+
+// n normal floats of standard deviation sigma, the same for the same seed.
+std::vector<float> normal_floats(size_t n, uint64_t seed, float sigma = 1.0f);
+// Element i's tolerance: rel * |want[i]| + abs.
+std::vector<double> relative_tol(const std::vector<float>& want, double rel, double abs);
 
 }  // namespace db::cuda_test
