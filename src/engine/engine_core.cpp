@@ -119,6 +119,10 @@ EngineCore::EngineCore(Model& model, const Tokenizer& tokenizer, const EngineCon
       guard_(cfg.memory_guard, cfg.max_num_seqs),
       weights_(weights) {
   const ModelConfig& mc = model.config();
+  // A proposer's KV store is host memory: a model on a device drafts with n-grams only.
+  if (model.kv_memory() != nullptr && (cfg.speculative.method == "draft_model" || cfg.speculative.method == "mtp"))
+    throw Error("speculative method '" + cfg.speculative.method +
+                "' runs on the CPU only: with --device cuda use --speculative ngram or none");
   std::unique_ptr<DraftModel> draft;
   if (cfg.speculative.method == "draft_model")
     draft = DraftModel::open(cfg.speculative.model, tokenizer, mc.vocab, &pool_);
