@@ -38,7 +38,7 @@ class CudaBackend final : public ComputeBackend {
   void fill_zero(float* x, int64_t n) override;
 
   // Throws db::Error for a matrix the device kernels do not read (a panel layout,
-  // a type other than F32 / F16 / BF16 / Q8_0 / Q4_0 / Q4_K, cols not whole blocks).
+  // a type other than F32 / F16 / BF16 / Q8_0 / Q4_0 / Q4_K / Q6_K, cols not whole blocks).
   TensorView prepare_matrix(const TensorView& host) override;
   void prepare_vector(std::span<const float> host) override;
 

@@ -38,7 +38,7 @@ DB_HOST_DEVICE inline float half_bits_to_f32(uint16_t h) {
 DB_HOST_DEVICE inline float bf16_bits_to_f32(uint16_t h) { return f32_from_bits(static_cast<uint32_t>(h) << 16); }
 
 // Weight i (0..31) of unit u (elements 32u .. 32u+32) of a matrix row stored in T
-// (F32, F16, BF16, Q8_0, Q4_0 or Q4_K), as kernels::dequantize_row_data gives it. The
+// (F32, F16, BF16, Q8_0, Q4_0, Q4_K or Q6_K), as kernels::dequantize_row_data gives it. The
 // kernels read a unit with one lane per weight: the lanes' reads fall in one block.
 template <DType T>
 DB_HOST_DEVICE float load_weight(const uint8_t* row, int64_t u, int i) {
@@ -57,8 +57,17 @@ DB_HOST_DEVICE float load_weight(const uint8_t* row, int64_t u, int i) {
     const uint8_t* b = row + u * 18;
     const int q = i < 16 ? (b[2 + i] & 15) : (b[2 + i - 16] >> 4);
     return half_bits_to_f32(load_u16_le(b)) * static_cast<float>(q - 8);
+  } else if constexpr (T == DType::Q6_K) {
+    // Super-block u / 8 (ql[128] qh[64] int8 scales[16] d): unit u % 8 is quarter
+    // q = u % 4 of half h = (u % 8) / 4, value = d * scales[8h + i / 16 + 2q] * (code - 32).
+    const uint8_t* b = row + (u / 8) * 210;
+    const int h = static_cast<int>(u % 8) / 4, q = static_cast<int>(u % 4);
+    const uint8_t ql = b[64 * h + i + (q % 2) * 32], qh = b[128 + 32 * h + i];
+    const int code = ((q < 2 ? ql & 0xF : ql >> 4) | (((qh >> (2 * q)) & 3) << 4)) - 32;
+    const int8_t scale = static_cast<int8_t>(b[192 + 8 * h + i / 16 + 2 * q]);
+    return half_bits_to_f32(load_u16_le(b + 208)) * static_cast<float>(scale) * static_cast<float>(code);
   } else {
-    static_assert(T == DType::Q4_K, "matmul weight types: F32, F16, BF16, Q8_0, Q4_0, Q4_K");
+    static_assert(T == DType::Q4_K, "matmul weight types: F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K");
     // Super-block u / 8, sub-block s = u % 8: value = d * sc[s] * q - dmin * m[s].
     const uint8_t* b = row + (u / 8) * 144;
     const int s = static_cast<int>(u % 8);

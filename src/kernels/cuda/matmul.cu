@@ -69,6 +69,7 @@ void launch(const DeviceMatrix& w, const float* x, const int32_t* group_start, c
     DB_CUDA_MATMUL_CASE(DType::Q8_0)
     DB_CUDA_MATMUL_CASE(DType::Q4_0)
     DB_CUDA_MATMUL_CASE(DType::Q4_K)
+    DB_CUDA_MATMUL_CASE(DType::Q6_K)
     default:
       throw Error("CUDA matmul: unsupported weight type " + dtype_name(w.dtype));
   }
@@ -79,12 +80,13 @@ void launch(const DeviceMatrix& w, const float* x, const int32_t* group_start, c
 }  // namespace
 
 bool matmul_supports(DType t) {
-  return t == DType::F32 || t == DType::F16 || t == DType::BF16 || t == DType::Q8_0 || t == DType::Q4_0 || t == DType::Q4_K;
+  return t == DType::F32 || t == DType::F16 || t == DType::BF16 || t == DType::Q8_0 || t == DType::Q4_0 || t == DType::Q4_K ||
+         t == DType::Q6_K;
 }
 
 DeviceMatrix upload_matrix(DType t, const void* host, int64_t rows, int64_t cols, int n_groups) {
   if (!matmul_supports(t)) throw Error("CUDA matmul: unsupported weight type " + dtype_name(t));
-  const int64_t unit = t == DType::Q4_K ? 256 : 32;
+  const int64_t unit = t == DType::Q4_K || t == DType::Q6_K ? 256 : 32;
   if (rows <= 0 || cols <= 0 || cols % unit != 0 || n_groups <= 0)
     throw Error("CUDA matmul: a " + dtype_name(t) + " matrix needs rows > 0 and cols a multiple of " +
                 std::to_string(unit) + ", got " + std::to_string(rows) + " x " + std::to_string(cols));

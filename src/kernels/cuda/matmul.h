@@ -19,7 +19,7 @@ struct DeviceMatrix {
   size_t row_bytes = 0;
 };
 
-// The types matmul reads: F32 (cols a multiple of 32), F16, BF16, Q8_0, Q4_0 (cols a multiple of 32), Q4_K (of 256).
+// The types matmul reads: F32 (cols a multiple of 32), F16, BF16, Q8_0, Q4_0 (cols a multiple of 32), Q4_K, Q6_K (of 256).
 bool matmul_supports(DType t);
 
 // Copies n_groups * rows rows from host memory, once; throws db::Error for an

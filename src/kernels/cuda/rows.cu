@@ -187,6 +187,7 @@ void embed_rows(const DeviceMatrix& table, const int32_t* ids, int64_t n, float*
     DB_CUDA_EMBED_CASE(DType::Q8_0)
     DB_CUDA_EMBED_CASE(DType::Q4_0)
     DB_CUDA_EMBED_CASE(DType::Q4_K)
+    DB_CUDA_EMBED_CASE(DType::Q6_K)
     default:
       throw Error("CUDA embed_rows: unsupported table type " + dtype_name(table.dtype));
   }

@@ -41,10 +41,18 @@ template <DType T>
 void expect_units_match(int64_t n) {
   const std::vector<float> x = normal_floats(n, 21);
   std::vector<uint8_t> stored(row_bytes(T, n));
-  if constexpr (T == DType::Q4_K)
+  if constexpr (T == DType::Q4_K) {
     quantize_row_q4_k(x.data(), reinterpret_cast<BlockQ4_K*>(stored.data()), n);
-  else
+  } else if constexpr (T == DType::Q6_K) {  // no Q6_K quantizer: random codes and scales, a fixed d
+    Rng rng(23);
+    for (uint8_t& byte : stored) byte = static_cast<uint8_t>(rng.next());
+    for (size_t b = 0; b < stored.size(); b += sizeof(BlockQ6_K)) {
+      stored[b + 208] = 0x66;  // d = fp16 0x2E66, about 0.1
+      stored[b + 209] = 0x2E;
+    }
+  } else {
     quantize_row(T, x.data(), stored.data(), n);
+  }
   std::vector<float> want(n), got(n);
   dequantize_row_data(T, stored.data(), want.data(), n);
   for (int64_t u = 0; u < n / 32; ++u)
@@ -58,6 +66,7 @@ TEST(CudaBlockDecode, WeightsMatchDequantizeRowData) {
   expect_units_match<DType::Q8_0>(512);
   expect_units_match<DType::Q4_0>(512);
   expect_units_match<DType::Q4_K>(1024);  // four super-blocks: every sub-block's scale packing
+  expect_units_match<DType::Q6_K>(1024);  // every quarter of both halves of four super-blocks
 }
 
 template <DType T>
