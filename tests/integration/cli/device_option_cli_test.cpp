@@ -9,6 +9,7 @@
 
 #include "backend/backend_device.h"
 #include "cli_test_util.h"
+#include "error_of.h"
 #include "util/error.h"
 
 namespace db::test {
@@ -50,6 +51,18 @@ TEST(DeviceOptionCli, PackIsRefusedWithCuda) {
   const CliResult r = run_with({"--device", "cuda", "--pack"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("drop --pack"), std::string::npos) << r.err;
+}
+
+TEST(BackendDevice, AKvBudgetNeedsADeviceBackendAndAShareInRange) {
+  const auto cpu = make_backend(Device::Cpu);
+  EXPECT_NE(error_of([&] { device_kv_budget(*cpu, 0.9); }).find("backend cpu has no device memory"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { device_kv_budget(*cpu, 1.5); }).find("--gpu-memory-utilization must be in (0, 1]"),
+            std::string::npos);
+  if (device_unavailable_reason(Device::Cuda).empty()) {
+    const auto cuda = make_backend(Device::Cuda);
+    EXPECT_GT(device_kv_budget(*cuda, 0.9), 0);
+  }
 }
 
 TEST(BackendDevice, NamesAndRefusals) {
