@@ -2,15 +2,14 @@
 // paged-KV driver that plays the batching core's role, and comparisons.
 #pragma once
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "error_of.h"
 #include "model/kv_store.h"
 #include "model/model.h"
-#include "util/error.h"
 #include "util/thread_pool.h"
 
 namespace db::test {
@@ -95,15 +94,5 @@ double reference_tolerance(const Fixture& f, const std::string& format, DType kv
 // Largest |a - b| over all elements (a, b of equal shape); infinity when any is not finite.
 double max_abs_diff(const SeqLogits& a, const SeqLogits& b);
 bool bit_identical(const SeqLogits& a, const SeqLogits& b);
-
-// The message of the db::Error fn throws; "" when it throws none.
-inline std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 }  // namespace db::test

@@ -6,16 +6,13 @@
 
 #include <string>
 
+#include "error_of.h"
+
 namespace db::dist {
 namespace {
 
 std::string error_of(const ParallelConfig& p, int world, bool with_mpi) {
-  try {
-    check_parallel_config(p, world, with_mpi);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
+  return test::error_of([&] { check_parallel_config(p, world, with_mpi); });
 }
 
 ParallelConfig sizes(int tp, int ep) {

@@ -6,18 +6,13 @@
 
 #include <string>
 
-#include "util/error.h"
+#include "error_of.h"
 
 namespace db::dist {
 namespace {
 
 std::string error_of(int n_heads, int n_kv, int64_t ffn, int64_t granule, int size) {
-  try {
-    make_shard_plan(n_heads, n_kv, ffn, granule, 0, size);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
+  return test::error_of([&] { make_shard_plan(n_heads, n_kv, ffn, granule, 0, size); });
 }
 
 TEST(ShardPlan, SmolLM2AtTwoRanksSplitsKvHeadsTwoAndOne) {

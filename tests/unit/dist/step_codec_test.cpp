@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "util/error.h"
+#include "error_of.h"
 
 namespace db::dist {
 namespace {
@@ -53,12 +53,7 @@ TEST(StepCodec, HeartbeatAndStopCarryOnlyTheirKind) {
 }
 
 std::string error_of(const std::vector<std::byte>& bytes) {
-  try {
-    decode_step(bytes);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
+  return test::error_of([&] { decode_step(bytes); });
 }
 
 TEST(StepCodec, EveryTruncationIsRefused) {

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "error_of.h"
 #include "kernels/cpu/matmul_dispatch.h"
 #include "kernels/matmul.h"
 #include "test_weights.h"
@@ -14,12 +15,7 @@ namespace {
 
 std::string error_of(const TensorView& w, const float* x, int64_t n, float* y) {
   ThreadPool pool(1);
-  try {
-    matmul(w, x, n, y, pool);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
+  return test::error_of([&] { matmul(w, x, n, y, pool); });
 }
 
 TEST(MatmulErrors, RejectsUnsupportedDtype) {

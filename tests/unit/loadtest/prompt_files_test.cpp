@@ -4,8 +4,8 @@
 
 #include <sstream>
 
+#include "error_of.h"
 #include "loadtest/prompt_files.h"
-#include "util/error.h"
 
 namespace db::loadtest {
 namespace {
@@ -20,16 +20,7 @@ LoadedPrompts sharegpt(const std::string& text) {
   return parse_sharegpt(in, "sharegpt.json");
 }
 
-// The db::Error message of `f`, or "" when it does not throw one.
-template <typename F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
 
 TEST(PromptJsonl, ReadsPromptsAndChatMessages) {
   const LoadedPrompts p = jsonl(
