@@ -20,7 +20,8 @@
 # (built by this script on another machine with nvcc; no GPU is needed to build).
 # Environment: BUILD_DIR (kernels-only build, default build-gpu-check), FULL_BUILD_DIR
 # (default build-gpu-full), CUDA_ARCH (default: the GPU's compute capability from
-# nvidia-smi, else 90), JOBS (default: all CPUs), MODEL_CHECKS=0 to skip the model runs.
+# nvidia-smi, else 90), JOBS (default: all CPUs), FULL=0 for the kernels-only build alone,
+# MODEL_CHECKS=0 to skip the model runs.
 # Exit status: 0 when every case and model check passed; 1 when no build worked, no
 # device answered, or a case or check failed.
 set -uo pipefail
@@ -72,6 +73,19 @@ full_build() {
     return 1
   fi
   echo "built in $((SECONDS - start)) s"
+  check_bin=$full/tests/unit/cuda/cuda_check
+  speed_bin=$full/bench/cuda/cuda_speed
+}
+
+# Binaries of a full build made elsewhere and brought along in FULL_BUILD_DIR (deepbatch,
+# model_test, cuda_check, cuda_speed at their build paths), used when they start here.
+prebuilt_full() {
+  local bins=("$full/deepbatch" "$full/tests/integration/model/model_test" "$full/tests/unit/cuda/cuda_check"
+              "$full/bench/cuda/cuda_speed")
+  local b
+  for b in "${bins[@]}"; do [[ -x $b ]] || return 1; done
+  "$full/deepbatch" --help >/dev/null 2>&1 || { echo "gpu_check: the prebuilt deepbatch in $full does not start here"; return 1; }
+  echo "gpu_check: running the prebuilt full build in $full"
   check_bin=$full/tests/unit/cuda/cuda_check
   speed_bin=$full/bench/cuda/cuda_speed
 }
@@ -163,7 +177,13 @@ main() {
   fi
   "${CUDACXX:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}" --version 2>&1 | tail -2
   if cmake_bin=$(find_tool cmake); then
-    if full_build "$cmake_bin"; then have_full=1; else configure_and_build "$cmake_bin" || return 1; fi
+    if [[ ${FULL:-1} != 0 ]] && full_build "$cmake_bin"; then
+      have_full=1
+    elif [[ ${FULL:-1} != 0 ]] && prebuilt_full; then
+      have_full=1
+    else
+      configure_and_build "$cmake_bin" || return 1
+    fi
   elif [[ -x $check_bin && -x $speed_bin ]]; then
     echo "no cmake here: running the binaries already in $build"
   else
