@@ -39,6 +39,11 @@ void CudaBackend::release(float* p) noexcept { cu::device_free(p); }
 
 void CudaBackend::synchronize() { stream_->synchronize(); }
 
+// A slot is overwritten while kernels that read its last contents may still be
+// queued on stream_. That is safe because the upload is a cudaMemcpy on the legacy
+// default stream, which waits for all work in blocking streams (stream_ is created
+// without cudaStreamNonBlocking, and nothing is built with per-thread default
+// streams). Moving uploads onto stream_ asynchronously needs a slot per op instead.
 const void* CudaBackend::stage(int slot, const void* host, size_t bytes) {
   auto& b = staging_[slot];
   if (!b || b->bytes() < bytes) b = std::make_unique<cu::DeviceBuffer>(bytes < 4096 ? 4096 : bytes);
